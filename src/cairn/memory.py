@@ -2,21 +2,90 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+import contextlib
+import hashlib
+import math
+import os
+import re
+import socket
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .models import Context, DoctorReport, Hit, Note, NoteSummary, RefreshReport
+from . import markdown, tokenize
+from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
+from .index import Filters, Index, Row, match_expression
+from .models import (
+    Context,
+    ContextNode,
+    Damaged,
+    DoctorReport,
+    Hit,
+    Note,
+    NoteSummary,
+    RefreshReport,
+    Related,
+    Relation,
+)
+from .notefile import body_lines, folder_of, load_note, split_path
+from .vault import (
+    FileStat,
+    atomic_write,
+    content_hash,
+    folder_scope,
+    load_config,
+    make_permalink,
+    now_iso,
+    parse_moment,
+    parse_timezone,
+    safe_filename,
+    safe_folder,
+    scan_notes,
+    scope_folder,
+    validate_scope,
+)
 
 Progress = Callable[[int, int], None]  # (done, total)
+
+MAX_NOTE_BYTES = 2 * 1024 * 1024
+MAX_TITLE_CHARS = 200
+MAX_LIMIT = 1000
+RELATED_PER_HIT = 10
+_RACY_SECONDS = 2.0  # a file this fresh may change again within the same mtime tick: re-hash it next time
+_TYPE = re.compile(r"^[\w-]{1,64}$")
+_RESERVED_FIELDS = ("title", "permalink", "created", "modified", "origin", "type", "tags", "sensitivity")
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: writes are serialised within the process only
+    fcntl = None  # type: ignore[assignment]
 
 
 class Memory:
     """A vault of Markdown notes and its rebuildable SQLite index.
 
     Open with ``Memory.open(path)``; use as a context manager or call ``close()``.
-    Every read call first notices changes made to the files by anyone (stat, then hash).
+    Every call first notices changes made to the files by anyone (stat, then hash).
     """
+
+    def __init__(
+        self, vault: Path, home: Path, *, scope: str, allow_scopes: Sequence[str], origin: str
+    ) -> None:
+        self.vault = vault
+        self.home = home
+        self.scope = scope
+        self.allow_scopes = tuple(dict.fromkeys(allow_scopes))
+        self.origin = origin
+        self.tz = parse_timezone(load_config(vault).timezone)
+        vault_id = hashlib.sha256(str(vault).encode()).hexdigest()[:16]
+        self.index_path = home / "index" / f"{vault_id}.sqlite"
+        self._lock_path = home / "locks" / f"{vault_id}.lock"
+        self._lock = threading.RLock()
+        self._index = Index(self.index_path)
+        self._known = self._index.file_states()
 
     @classmethod
     def open(
@@ -34,12 +103,37 @@ class Memory:
             vault: vault folder; default ``$CAIRN_VAULT`` or ``<home>/vault``.
             home: state directory for the index and tokens; default ``$CAIRN_HOME`` or ``~/.cairn``.
             scope: default scope of calls that do not name one (``user``, ``agent:<id>``, ...).
-            allow_scopes: scopes this caller may touch; default from ``cairn.toml``, else ``["user"]``.
+            allow_scopes: scopes this caller may touch; default from ``cairn.toml``, else
+                ``["user"]``, plus ``scope``.
             origin: name recorded in ``origin`` on every write (default: the host name).
-        """
-        raise NotImplementedError
 
-    def close(self) -> None: ...
+        Raises:
+            InvalidInput: a bad scope, a vault that is a file, a state directory inside the vault.
+        """
+        home_path = Path(home or os.environ.get("CAIRN_HOME") or Path.home() / ".cairn").expanduser().resolve()
+        vault_path = Path(vault or os.environ.get("CAIRN_VAULT") or home_path / "vault").expanduser().resolve()
+        if vault_path.exists() and not vault_path.is_dir():
+            raise InvalidInput(f"vault {vault_path} is a file, not a folder")
+        if home_path == vault_path or vault_path in home_path.parents:
+            raise InvalidInput(f"the state directory {home_path} must not be inside the vault {vault_path}")
+        validate_scope(scope)
+        try:
+            (vault_path / scope_folder(scope)).mkdir(parents=True, exist_ok=True)
+            home_path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInput(f"cannot create the vault at {vault_path}: {exc.strerror}") from exc
+        if allow_scopes is None:
+            configured = load_config(vault_path).allow_scopes
+            allow = [*(configured or ("user",)), scope]
+        else:
+            allow = [validate_scope(s) for s in allow_scopes]
+            if scope not in allow:
+                raise ScopeDenied(f"default scope {scope!r} is not among the allowed scopes {allow}")
+        return cls(vault_path, home_path, scope=scope, allow_scopes=allow, origin=origin or socket.gethostname())
+
+    def close(self) -> None:
+        with self._lock:
+            self._index.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -47,7 +141,7 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- writes -------------------------------------------------------------------------------
+    # -- writes ---------------------------------------------------------------------------------
 
     def write(
         self,
@@ -67,35 +161,168 @@ class Memory:
         """Create a note (or replace it when ``overwrite``); returns it as written.
 
         ``observations`` are ``"[category] text #tag (context)"`` strings; ``relations`` are
-        ``"type [[Target]] (context)"`` strings. Raises AlreadyExists when a note with the same
-        title exists in the folder and ``overwrite`` is false; InvalidInput on bad syntax.
+        ``"type [[Target]] (context)"`` strings.
+
+        Raises:
+            AlreadyExists: a note with that title exists in the folder and ``overwrite`` is false.
+            DamagedNote: the file at that place does not parse (it is left as it is).
+            InvalidInput: bad title, type, tags, folder, observation or relation syntax.
         """
-        raise NotImplementedError
+        scope = self._write_scope(scope)
+        title = _clean_title(title)
+        if not _TYPE.match(type or ""):
+            raise InvalidInput(f"type {type!r} must be one word of letters, digits, '_' or '-' (e.g. note, course)")
+        clean_tags = _clean_tags(tags)
+        obs_lines = [_observation_line(spec) for spec in observations]
+        rel_lines = [_relation_line(spec) for spec in relations]
+        extra = dict(fields or {})
+        for name in extra:
+            if name in _RESERVED_FIELDS:
+                raise InvalidInput(f"field {name!r} is set by Cairn or by its own parameter, not through fields")
+        sensitivity = _sensitivity(sensitivity or str(extra.pop("sensitivity", "") or "") or "normal")
+        _check_body(body)
+        rel = "/".join(p for p in (scope_folder(scope), safe_folder(folder), safe_filename(title) + ".md") if p)
+
+        with self._writing():
+            path = self.vault / rel
+            old: Note | None = None
+            if path.exists():
+                old = self._load(rel)  # raises DamagedNote: a broken file is never overwritten
+                if not overwrite:
+                    raise AlreadyExists(
+                        f"a note titled {old.title!r} already exists at {rel} (permalink {old.permalink}); "
+                        "add to it with append or edit, or pass overwrite to replace it"
+                    )
+            now = now_iso(self.tz)
+            front: dict[str, Any] = dict(old.frontmatter) if old else {}
+            for name in ("deleted", "deleted_reason"):
+                front.pop(name, None)
+            front.update(
+                title=title,
+                type=type,
+                permalink=old.permalink if old else make_permalink(title, scope, self._index.permalinks(scope)),
+                tags=clean_tags,
+                created=old.created if old and old.created else now,
+                modified=now,
+                origin=self.origin,
+                sensitivity=sensitivity,
+            )
+            front.update(extra)
+            text = markdown.new_note(front, title, body, obs_lines, rel_lines)
+            return self._commit(rel, text)
 
     def append(self, permalink: str, line: str, *, scope: str | None = None) -> Note:
         """Add one observation (``[cat] text``) or relation (``type [[Target]]``) to a note.
 
-        Raises NotFound when no such note exists (never creates one).
+        Raises:
+            NotFound: no such note (append never creates one).
+            InvalidInput: the line is neither an observation nor a relation.
         """
-        raise NotImplementedError
+        scope = self._write_scope(scope)
+        spec = line.strip()
+        if spec.startswith("- "):
+            spec = spec[2:].strip()
+        if spec.startswith("[") and not spec.startswith("[["):
+            section, entry = "Observations", _observation_line(spec)
+        elif "[[" in spec:
+            section, entry = "Relations", _relation_line(spec)
+        else:
+            raise InvalidInput(
+                f"cannot append {line[:80]!r}: write an observation '[category] text #tag (context)' "
+                "or a relation 'type [[Target]]'"
+            )
+        with self._writing():
+            note = self._note_for_update(permalink, scope)
+            text = markdown.append_to_section(note.text, section, entry)
+            return self._commit(note.path, self._stamp(text))
 
-    def edit(self, permalink: str, find: str, replace: str, *, expected: int = 1, scope: str | None = None) -> Note:
-        """Literal find/replace in the note's text. Raises EditMismatch (and changes nothing)
-        when ``find`` occurs a number of times other than ``expected``."""
-        raise NotImplementedError
+    def edit(
+        self, permalink: str, find: str, replace: str, *, expected: int = 1, scope: str | None = None
+    ) -> Note:
+        """Literal find/replace in the note's text.
+
+        Raises:
+            EditMismatch: ``find`` occurs a number of times other than ``expected``; nothing changes.
+            InvalidInput: empty ``find``, or the result would not parse.
+        """
+        scope = self._write_scope(scope)
+        if not find:
+            raise InvalidInput("find text is empty: give the exact text to replace")
+        if expected < 1:
+            raise InvalidInput("expected must be 1 or more")
+        with self._writing():
+            note = self._note_for_update(permalink, scope)
+            count = note.text.count(find)
+            if count == 0:
+                raise EditMismatch(
+                    f"the text to find does not occur in {note.title!r} ({note.permalink}); nothing changed. "
+                    "Read the note and copy the exact text"
+                )
+            if count != expected:
+                raise EditMismatch(
+                    f"the text to find occurs {count} times in {note.title!r} ({note.permalink}), "
+                    f"expected {expected}; nothing changed. Give more surrounding text, or expected={count}"
+                )
+            text = note.text.replace(find, replace)
+            try:
+                markdown.parse(text)
+            except DamagedNote as exc:
+                raise InvalidInput(f"that edit would break the note's front matter ({exc.message}); nothing changed") from exc
+            _check_body(text)
+            return self._commit(note.path, self._stamp(text))
 
     def delete(self, permalink: str, *, reason: str | None = None, scope: str | None = None) -> Note:
         """Soft delete: move the file into ``<scope>/.trash/``; ``restore`` brings it back."""
-        raise NotImplementedError
+        scope = self._write_scope(scope)
+        with self._writing():
+            note = self._note_for_update(permalink, scope)
+            scope_dir, _, rest = note.path.partition("/")
+            target = _free_path(self.vault, f"{scope_dir}/.trash/{rest}")
+            updates: dict[str, Any] = {"deleted": now_iso(self.tz)}
+            if reason:
+                updates["deleted_reason"] = reason.strip()
+            atomic_write(self.vault / target, markdown.set_fields(note.text, updates).encode("utf-8"))
+            (self.vault / note.path).unlink()
+            with self._index.transaction():
+                self._index.remove(note.path)
+            self._known.pop(note.path, None)
+            return note
 
     def restore(self, permalink: str, *, scope: str | None = None) -> Note:
-        raise NotImplementedError
+        """Bring a soft-deleted note back to where it was (or beside it, if that place is taken)."""
+        scope = self._write_scope(scope)
+        permalink = _bare(permalink)
+        with self._writing():
+            trash = self.vault / scope_folder(scope) / ".trash"
+            found: list[tuple[str, str, Note]] = []
+            for file in sorted(trash.rglob("*.md")) if trash.is_dir() else ():
+                rel = file.relative_to(self.vault).as_posix()
+                with contextlib.suppress(DamagedNote):
+                    note = load_note(rel.replace("/.trash", "", 1), file.read_bytes())
+                    if note.permalink == permalink:
+                        found.append((str(note.frontmatter.get("deleted", "")), rel, note))
+            if not found:
+                raise NotFound(f"no deleted note with permalink {permalink!r} in the trash of scope {scope}")
+            _deleted, trash_rel, note = max(found, key=lambda item: (item[0], item[1]))
+            target = _free_path(self.vault, trash_rel.replace("/.trash", "", 1))
+            text = markdown.set_fields(note.text, {"modified": now_iso(self.tz)}, remove=("deleted", "deleted_reason"))
+            restored = self._commit(target, text)
+            (self.vault / trash_rel).unlink()
+            return restored
 
-    # -- reads --------------------------------------------------------------------------------
+    # -- reads ----------------------------------------------------------------------------------
 
     def read(self, identifier: str, *, scope: str | None = None) -> Note:
-        """Read by permalink, ``memory://permalink`` or vault-relative path."""
-        raise NotImplementedError
+        """Read by permalink, ``memory://permalink``, exact title, or vault-relative path.
+
+        Raises:
+            NotFound: nothing by that name in the scope.
+            DamagedNote: the file does not parse.
+        """
+        scopes = self._read_scopes(scope)
+        with self._lock:
+            self._sync()
+            return self._load(self._resolve(identifier, scopes).path)
 
     def list(
         self,
@@ -105,9 +332,21 @@ class Memory:
         type: str | None = None,
         include_sensitive: bool = True,
         limit: int | None = None,
-        scope: str | None = None,
+        scope: str | Sequence[str] | None = None,
     ) -> list[NoteSummary]:
-        raise NotImplementedError
+        """Notes in a folder and/or with a tag and/or of a type, newest first (no bodies)."""
+        filters = Filters(
+            scopes=self._read_scopes(scope),
+            tags=(tag,) if tag else (),
+            type=type,
+            folder=safe_folder(folder) if folder else None,
+            include_sensitive=include_sensitive,
+        )
+        if limit is not None and limit < 1:
+            raise InvalidInput("limit must be 1 or more")
+        with self._lock:
+            self._sync()
+            return [_summary(row) for row in self._index.list(filters, limit)]
 
     def search(
         self,
@@ -123,38 +362,426 @@ class Memory:
         where: Mapping[str, Any] | None = None,
         include_sensitive: bool = False,
         limit: int = 10,
-        scope: str | None = None,
+        granularity: str = "note",
+        scope: str | Sequence[str] | None = None,
     ) -> list[Hit]:
         """Keyword + structure search (DESIGN section 4).
 
-        ``since``/``until`` bound ``modified`` (ISO date/time or ``7d``, ``12h``, ``2w``);
-        ``where`` filters front-matter fields: ``{"status": "active"}`` or
-        ``{"confidence": {"$gt": 0.7}}`` with ``$gt $gte $lt $lte $in $ne``.
-        An empty query lists the filtered notes, newest first.
+        Args:
+            query: words in any language; Chinese needs no spaces. Empty: filters only, newest first.
+            tags: every one must be on the note. ``type``, ``folder``: exact type, folder and below.
+            since, until: bounds on ``modified`` (ISO date/time, or ``7d``, ``12h``, ``2w`` back).
+            created_since, created_until: the same on ``created``.
+            where: front-matter filters, ``{"status": "active"}`` or ``{"confidence": {"$gt": 0.7}}``
+                with ``$gt $gte $lt $lte $in $ne``.
+            include_sensitive: also search notes marked ``sensitivity: sensitive``.
+            granularity: ``note`` (one hit per note) or ``line`` (one hit per matching line).
+
+        Returns:
+            Hits, best first; ties by ``modified`` (newest first), then permalink.
         """
-        raise NotImplementedError
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
+        if granularity not in ("note", "line"):
+            raise InvalidInput("granularity must be 'note' or 'line'")
+        filters = Filters(
+            scopes=self._read_scopes(scope),
+            tags=tuple(t.strip().lstrip("#") for t in tags if t.strip()),
+            type=type or None,
+            folder=safe_folder(folder) if folder else None,
+            since=parse_moment(since, self.tz) if since else None,
+            until=parse_moment(until, self.tz, end_of_day=True) if until else None,
+            created_since=parse_moment(created_since, self.tz) if created_since else None,
+            created_until=parse_moment(created_until, self.tz, end_of_day=True) if created_until else None,
+            where=dict(where) if where else None,
+            include_sensitive=include_sensitive,
+        )
+        match = match_expression(query)
+        with self._lock:
+            self._sync()
+            if query.strip() and match is None:
+                return []  # only punctuation or symbols: nothing a keyword can match
+            if match is None:
+                return [self._hit(row, 0.0, None, ()) for row in self._index.list(filters, limit)]
+            if granularity == "line":
+                return [self._hit(row, score, line, ()) for row, line, score in self._index.search_lines(match, filters, limit)]
+            terms = tokenize.query_terms(query)
+            return [self._hit(row, score, None, terms) for row, score in self._index.search_notes(match, filters, limit)]
 
     def context(
         self, url: str, *, depth: int = 1, timeframe: str | None = None, scope: str | None = None
     ) -> Context:
-        """Notes named by ``memory://permalink`` (``*`` wildcards allowed) and what their
-        relations reach within ``depth`` hops, in both directions; ``timeframe`` (``7d``, ISO date)
-        keeps related notes modified since then."""
-        raise NotImplementedError
+        """Notes named by ``memory://permalink`` (``*`` wildcards allowed) and what their relations
+        reach within ``depth`` hops, in both directions; ``timeframe`` (``7d``, an ISO date) keeps
+        related notes modified since then. Relations to notes that do not exist yet are listed as
+        ``unresolved`` and resolve as soon as the target is written."""
+        scopes = self._read_scopes(scope)
+        if not 0 <= depth <= 5:
+            raise InvalidInput("depth must be between 0 and 5")
+        bound = parse_moment(timeframe, self.tz) if timeframe else None
+        target = _bare(url)
+        with self._lock:
+            self._sync()
+            if "*" in target:
+                pattern = re.sub(r"([\[\]?])", r"[\1]", target)
+                primary_rows = self._index.rows_by_glob(scopes, pattern, 50)
+                if not primary_rows:
+                    raise NotFound(f"no note matches {url!r}")
+            else:
+                primary_rows = [self._resolve(target, scopes)]
+            primary = tuple(self._load(row.path) for row in primary_rows)
+            seen = {row.id for row in primary_rows}
+            nodes: list[ContextNode] = []
+            unresolved: list[Relation] = []
+            frontier = primary_rows
+            for level in range(1, depth + 1):
+                following: list[Row] = []
+                for row in frontier:
+                    for rel_type, rel_target, linked in self._index.relations_of(row.id):
+                        if linked is None:
+                            if level == 1:
+                                unresolved.append(Relation(rel_type, rel_target))
+                            continue
+                        for hop in self._index.rows_by_permalink((row.scope,), linked)[:1]:
+                            following += self._visit(hop, level, rel_type, row, seen, nodes, bound)
+                    for rel_type, _title, source in self._index.backlinks_of(row):
+                        for hop in self._index.rows_by_permalink((row.scope,), source)[:1]:
+                            following += self._visit(hop, level, rel_type, row, seen, nodes, bound)
+                frontier = following
+            return Context(url=url, primary=primary, related=tuple(nodes), unresolved=tuple(unresolved))
 
-    # -- maintenance --------------------------------------------------------------------------
+    # -- maintenance ----------------------------------------------------------------------------
 
     def refresh(self) -> RefreshReport:
         """Bring the index up to date with the files (only changed files are parsed)."""
-        raise NotImplementedError
+        with self._lock:
+            return self._sync()
 
     def reindex(self, progress: Progress | None = None) -> RefreshReport:
         """Drop the index and rebuild it from the files."""
-        raise NotImplementedError
+        with self._lock:
+            self._index.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.index_path}{suffix}").unlink(missing_ok=True)
+            self._index = Index(self.index_path)
+            self._known = {}
+            return self._sync(progress)
 
     def doctor(self) -> DoctorReport:
-        raise NotImplementedError
+        """Damaged files (with the reason), duplicate permalinks, unresolved relations, trash size."""
+        with self._lock:
+            self._sync()
+            trashed = sum(
+                1 for folder in self.vault.iterdir() if (folder / ".trash").is_dir() for _ in (folder / ".trash").rglob("*.md")
+            )
+            return DoctorReport(
+                vault=str(self.vault),
+                index=str(self.index_path),
+                notes=self._index.count(),
+                damaged=tuple(Damaged(path, error) for path, error in self._index.damaged()),
+                duplicate_permalinks=tuple(self._index.duplicate_permalinks()),
+                unresolved_relations=self._index.unresolved_count(),
+                trashed=trashed,
+            )
 
     def status(self) -> dict[str, Any]:
         """Vault path, index path, scope, allowed scopes, counts."""
-        raise NotImplementedError
+        with self._lock:
+            self._sync()
+            return {
+                "vault": str(self.vault),
+                "home": str(self.home),
+                "index": str(self.index_path),
+                "scope": self.scope,
+                "allow_scopes": list(self.allow_scopes),
+                "notes": self._index.count(),
+                "damaged": len(self._index.damaged()),
+                "timezone": str(self.tz),
+            }
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _scopes_allowed(self, scopes: Sequence[str]) -> tuple[str, ...]:
+        checked = []
+        for scope in scopes:
+            validate_scope(scope)
+            if scope not in self.allow_scopes:
+                raise ScopeDenied(f"scope {scope!r} is not allowed here; allowed: {', '.join(self.allow_scopes)}")
+            checked.append(scope)
+        return tuple(dict.fromkeys(checked))
+
+    def _read_scopes(self, scope: str | Sequence[str] | None) -> tuple[str, ...]:
+        if scope is None or scope == "":
+            return self._scopes_allowed([self.scope])
+        if isinstance(scope, str):
+            return self._scopes_allowed([s.strip() for s in scope.split(",") if s.strip()])
+        if not scope:
+            raise InvalidInput("scope list is empty")
+        return self._scopes_allowed(list(scope))
+
+    def _write_scope(self, scope: str | None) -> str:
+        return self._scopes_allowed([scope or self.scope])[0]
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Serialise writers: threads through the RLock, processes on this machine through flock."""
+        with self._lock:
+            self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self._lock_path, "a+b") as handle:
+                if fcntl is not None:
+                    fcntl.flock(handle, fcntl.LOCK_EX)
+                try:
+                    self._sync()
+                    yield
+                finally:
+                    if fcntl is not None:
+                        fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _sync(self, progress: Progress | None = None) -> RefreshReport:
+        """Compare every file's size and mtime with what the index saw; parse only what changed."""
+        stats = list(scan_notes(self.vault))
+        seen = {st.path for st in stats}
+        changed = [st for st in stats if self._known.get(st.path, (None, None))[:2] != (st.size, st.mtime_ns)]
+        removed = [path for path in self._known if path not in seen]
+        unchanged = len(stats) - len(changed)
+        if not changed and not removed:
+            return RefreshReport(scanned=len(stats), unchanged=unchanged)
+        added = updated = 0
+        with self._index.transaction():
+            for done, st in enumerate(changed, 1):
+                known = self._known.get(st.path)
+                try:
+                    data = (self.vault / st.path).read_bytes()
+                except (FileNotFoundError, IsADirectoryError):
+                    removed.append(st.path)
+                    continue
+                digest = content_hash(data)
+                mtime = _trusted_mtime(st)
+                if known and known[2] == digest:
+                    self._index.touch(st.path, st.size, mtime)
+                    unchanged += 1
+                else:
+                    self._index_file(st, data, digest, mtime)
+                    added, updated = (added + 1, updated) if known is None else (added, updated + 1)
+                self._known[st.path] = (st.size, mtime, digest)
+                if progress:
+                    progress(done, len(changed))
+            for path in removed:
+                self._index.remove(path)
+                self._known.pop(path, None)
+        damaged = tuple(Damaged(p, e) for p, e in self._index.damaged())
+        return RefreshReport(len(stats), added, updated, len(removed), unchanged, damaged)
+
+    def _index_file(self, st: FileStat, data: bytes, digest: str, mtime: int) -> None:
+        try:
+            note = load_note(st.path, data, mtime_ns=st.mtime_ns, tz=self.tz)
+        except DamagedNote as exc:
+            scope, folder = split_path(st.path)
+            self._index.mark_damaged(st.path, scope, folder, st.size, mtime, digest, exc.message)
+            return
+        self._index.upsert(note, folder=folder_of(st.path), size=st.size, mtime_ns=mtime, lines=body_lines(note))
+
+    def _load(self, rel: str) -> Note:
+        try:
+            data = (self.vault / rel).read_bytes()
+        except FileNotFoundError as exc:
+            raise NotFound(f"{rel} no longer exists") from exc
+        return load_note(rel, data, mtime_ns=os.stat(self.vault / rel).st_mtime_ns, tz=self.tz)
+
+    def _commit(self, rel: str, text: str) -> Note:
+        """Write ``text`` atomically at ``rel`` and index it before returning."""
+        data = text.encode("utf-8")
+        atomic_write(self.vault / rel, data)
+        st = os.stat(self.vault / rel)
+        stat = FileStat(rel, st.st_size, st.st_mtime_ns)
+        digest = content_hash(data)
+        mtime = _trusted_mtime(stat)
+        with self._index.transaction():
+            self._index_file(stat, data, digest, mtime)
+        self._known[rel] = (stat.size, mtime, digest)
+        return load_note(rel, data, mtime_ns=st.st_mtime_ns, tz=self.tz)
+
+    def _stamp(self, text: str) -> str:
+        return markdown.set_fields(text, {"modified": now_iso(self.tz), "origin": self.origin})
+
+    def _resolve(self, identifier: str, scopes: Sequence[str]) -> Row:
+        ident = _bare(identifier)
+        if not ident:
+            raise InvalidInput("give a permalink, a memory:// URL, a title or a path")
+        if ident.endswith(".md"):
+            rel = PurePosixPath(ident.replace("\\", "/"))
+            if rel.is_absolute() or ".." in rel.parts:
+                raise InvalidInput(f"path {identifier!r} must be relative to the vault")
+            row = self._index.row_by_path(rel.as_posix())
+            if row is None:
+                if (self.vault / rel).is_file() and folder_scope(rel.parts[0]) in scopes:
+                    self._load(rel.as_posix())  # a damaged file says why it cannot be read
+                raise NotFound(f"no note at {rel.as_posix()}")
+            self._scopes_allowed([row.scope])
+            return row
+        rows = self._index.rows_by_permalink(scopes, ident) or self._index.rows_by_title(scopes, ident)
+        if not rows:
+            raise NotFound(
+                f"no note with permalink or title {ident!r} in scope {', '.join(scopes)}; search for it first"
+            )
+        if len(rows) > 1:
+            raise InvalidInput(
+                f"{ident!r} names {len(rows)} notes: {', '.join(r.path for r in rows)}; "
+                "use a path, or give each file its own permalink (cairn doctor lists duplicates)"
+            )
+        return rows[0]
+
+    def _note_for_update(self, permalink: str, scope: str) -> Note:
+        row = self._resolve(permalink, (scope,))
+        return self._load(row.path)  # raises DamagedNote if it broke since it was indexed
+
+    def _hit(self, row: Row, score: float, line: int | None, terms: Sequence[str]) -> Hit:
+        lines = self._index.lines_of(row.id)
+        if line is None:
+            line = self._best_line(lines, terms)
+        by_number = dict(lines)
+        snippet = "\n".join(by_number[n] for n in (line - 1, line, line + 1) if n in by_number)
+        related = [Related(t, target, linked) for t, target, linked in self._index.relations_of(row.id)]
+        related += [Related(t, title, source, "in") for t, title, source in self._index.backlinks_of(row)]
+        return Hit(
+            permalink=row.permalink,
+            title=row.title,
+            type=row.type,
+            tags=row.tags,
+            modified=row.modified,
+            path=row.path,
+            line=line,
+            snippet=snippet,
+            score=score,
+            scope=row.scope,
+            sensitive=row.sensitivity == "sensitive",
+            related=tuple(related[:RELATED_PER_HIT]),
+        )
+
+    def _best_line(self, lines: Sequence[tuple[int, str]], terms: Sequence[str]) -> int:
+        """The line that holds the rarest query terms (first such line on a tie)."""
+        if not lines:
+            return 1
+        if not terms:
+            return lines[0][0]
+        total, df = self._index.document_frequencies(terms)
+        weight = {t: _idf(total, df.get(t, 0)) for t in terms}
+        best, best_score = lines[0][0], 0.0
+        for number, text in lines:
+            folded = unicodedata.normalize("NFKC", text).casefold()
+            candidates = [t for t in terms if t in folded]
+            if not candidates:
+                continue
+            present = set(tokenize.tokens(text))
+            score = sum(
+                weight[t] for t in candidates if t in present or (t.isascii() and any(p.startswith(t) for p in present))
+            )
+            if score > best_score:
+                best, best_score = number, score
+        return best
+
+    def _visit(
+        self, row: Row, level: int, via: str, source: Row, seen: set[int], nodes: list[ContextNode], bound: float | None
+    ) -> list[Row]:
+        if row.id in seen:
+            return []
+        seen.add(row.id)
+        if bound is not None and (row.modified_ts or 0) < bound:
+            return []
+        nodes.append(ContextNode(_summary(row), level, via, source.permalink))
+        return [row]
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _idf(total: int, df: int) -> float:
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _bare(identifier: str) -> str:
+    ident = identifier.strip()
+    return ident[len("memory://"):] if ident.startswith("memory://") else ident
+
+
+def _clean_title(title: str) -> str:
+    if not isinstance(title, str) or not title.strip():
+        raise InvalidInput("title is empty: give the note a specific, searchable title")
+    title = unicodedata.normalize("NFC", " ".join(title.split()))
+    if len(title) > MAX_TITLE_CHARS:
+        raise InvalidInput(f"title is {len(title)} characters; keep it under {MAX_TITLE_CHARS}")
+    return title
+
+
+def _clean_tags(tags: Sequence[str]) -> list[str]:
+    if isinstance(tags, str):
+        tags = [tags]
+    clean: list[str] = []
+    for tag in tags:
+        value = " ".join(str(tag).split()).lstrip("#").strip()
+        if not value:
+            continue
+        if any(c in value for c in ",[]{}\n"):
+            raise InvalidInput(f"tag {tag!r} may not contain commas, brackets or braces; give tags one by one")
+        if len(value) > 64:
+            raise InvalidInput(f"tag {value[:20]!r}... is longer than 64 characters")
+        if value not in clean:
+            clean.append(value)
+    return clean
+
+
+def _sensitivity(value: str) -> str:
+    value = value.strip().lower()
+    if value not in ("normal", "sensitive"):
+        raise InvalidInput(f"sensitivity must be 'normal' or 'sensitive', not {value!r}")
+    return value
+
+
+def _check_body(text: str) -> None:
+    if "\x00" in text:
+        raise InvalidInput("text contains a NUL character; notes are plain UTF-8 text")
+    size = len(text.encode("utf-8"))
+    if size > MAX_NOTE_BYTES:
+        raise InvalidInput(
+            f"text is {size / 1048576:.1f} MiB; one note holds at most {MAX_NOTE_BYTES // 1048576} MiB: split it"
+        )
+
+
+def _observation_line(spec: str) -> str:
+    obs = markdown.parse_observation_spec(spec)
+    return markdown.format_observation(obs.category, obs.content, obs.tags, obs.context)
+
+
+def _relation_line(spec: str) -> str:
+    rel = markdown.parse_relation_spec(spec)
+    return markdown.format_relation(rel.type, rel.target, rel.context)
+
+
+def _free_path(vault: Path, rel: str) -> str:
+    """``rel``, or ``name (2).md``, ``name (3).md``... when it is taken: never overwrite."""
+    candidate = rel
+    stem, suffix = rel[: -len(".md")], ".md"
+    number = 2
+    while (vault / candidate).exists():
+        candidate = f"{stem} ({number}){suffix}"
+        number += 1
+    return candidate
+
+
+def _trusted_mtime(st: FileStat) -> int:
+    """The mtime to remember, or -1 when the file is so fresh that a same-tick change could hide."""
+    return -1 if time.time() - st.mtime_ns / 1e9 < _RACY_SECONDS else st.mtime_ns
+
+
+def _summary(row: Row) -> NoteSummary:
+    return NoteSummary(
+        permalink=row.permalink,
+        title=row.title,
+        type=row.type,
+        tags=row.tags,
+        scope=row.scope,
+        path=row.path,
+        created=row.created,
+        modified=row.modified,
+        sensitivity=row.sensitivity,
+    )

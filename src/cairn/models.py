@@ -152,7 +152,7 @@ class Hit:
             "path": self.path,
             "line": self.line,
             "snippet": self.snippet,
-            "score": round(self.score, 6),
+            "score": float(f"{self.score:.6g}"),
             "scope": self.scope,
             "sensitive": self.sensitive,
             "related": [r.to_dict() for r in self.related],

@@ -1,0 +1,463 @@
+"""The SQLite index: a cache of the vault that can be deleted and rebuilt at any time.
+
+FTS5 cannot call a Python tokenizer through ``sqlite3``, so text is tokenized by
+``cairn.tokenize`` and stored as space-separated tokens that FTS5's ``unicode61`` keeps whole.
+The FTS tables are contentless (the index holds no second copy of the text); deleting a row
+replays the same tokens, recomputed from the ``notes`` and ``lines`` tables.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import tokenize
+from .errors import InvalidInput
+from .models import Note
+from .vault import iso_to_ts
+
+# Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
+SCHEMA_VERSION = "1"
+FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0)  # title > permalink > tags > body (DESIGN section 4)
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE notes (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    scope TEXT NOT NULL,
+    folder TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    error TEXT,
+    permalink TEXT,
+    title TEXT,
+    title_key TEXT,
+    type TEXT,
+    tags TEXT,
+    created TEXT,
+    modified TEXT,
+    created_ts REAL,
+    modified_ts REAL,
+    origin TEXT,
+    sensitivity TEXT,
+    frontmatter TEXT
+);
+CREATE INDEX notes_permalink ON notes (scope, permalink);
+CREATE INDEX notes_title ON notes (scope, title_key);
+CREATE INDEX notes_modified ON notes (modified_ts);
+CREATE TABLE note_tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
+CREATE INDEX note_tags_tag ON note_tags (tag, note_id);
+CREATE INDEX note_tags_note ON note_tags (note_id);
+CREATE TABLE observations (
+    note_id INTEGER NOT NULL, line INTEGER NOT NULL, category TEXT NOT NULL,
+    content TEXT NOT NULL, tags TEXT NOT NULL, context TEXT
+);
+CREATE INDEX observations_note ON observations (note_id);
+CREATE TABLE relations (
+    note_id INTEGER NOT NULL, line INTEGER NOT NULL, type TEXT NOT NULL,
+    target TEXT NOT NULL, target_key TEXT NOT NULL, inline INTEGER NOT NULL, context TEXT
+);
+CREATE INDEX relations_note ON relations (note_id);
+CREATE INDEX relations_target ON relations (target_key);
+CREATE TABLE lines (id INTEGER PRIMARY KEY, note_id INTEGER NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL);
+CREATE INDEX lines_note ON lines (note_id, line);
+CREATE VIRTUAL TABLE notes_fts USING fts5 (
+    title, permalink, tags, body, content='', tokenize='unicode61 remove_diacritics 0'
+);
+CREATE VIRTUAL TABLE lines_fts USING fts5 (text, content='', tokenize='unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE lines_vocab USING fts5vocab (lines_fts, 'row');
+"""
+
+_NOTE_COLUMNS = (
+    "n.id, n.path, n.scope, n.folder, n.permalink, n.title, n.type, n.tags, n.created, n.modified, "
+    "n.sensitivity, n.modified_ts"
+)
+
+
+def key(text: str) -> str:
+    """Case- and width-insensitive form of a title, tag or relation target, for matching."""
+    return unicodedata.normalize("NFKC", text).casefold().strip()
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Structural filters of a search or list (DESIGN section 4, step 1)."""
+
+    scopes: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+    type: str | None = None
+    folder: str | None = None
+    since: float | None = None
+    until: float | None = None
+    created_since: float | None = None
+    created_until: float | None = None
+    where: dict[str, Any] | None = None
+    include_sensitive: bool = False
+
+    def sql(self) -> tuple[str, list[Any]]:
+        clauses = ["n.error IS NULL", f"n.scope IN ({','.join('?' * len(self.scopes))})"]
+        params: list[Any] = list(self.scopes)
+        if not self.include_sensitive:
+            clauses.append("n.sensitivity != 'sensitive'")
+        for tag in self.tags:
+            clauses.append("n.id IN (SELECT note_id FROM note_tags WHERE tag = ?)")
+            params.append(key(tag))
+        if self.type:
+            clauses.append("n.type = ?")
+            params.append(self.type)
+        if self.folder:
+            clauses.append("(n.folder = ? OR substr(n.folder, 1, ?) = ?)")
+            params += [self.folder, len(self.folder) + 1, self.folder + "/"]
+        for column, bound, op in (
+            ("modified_ts", self.since, ">="),
+            ("modified_ts", self.until, "<="),
+            ("created_ts", self.created_since, ">="),
+            ("created_ts", self.created_until, "<="),
+        ):
+            if bound is not None:
+                clauses.append(f"n.{column} {op} ?")
+                params.append(bound)
+        for name, condition in (self.where or {}).items():
+            sql, values = _field_condition(name, condition)
+            clauses.append(sql)
+            params += values
+        return " AND ".join(clauses), params
+
+
+_OPERATORS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+
+
+def _field_condition(name: str, condition: Any) -> tuple[str, list[Any]]:
+    if not name or not all(c.isalnum() or c in "_-" for c in name):
+        raise InvalidInput(f"front-matter field name {name!r} may hold only letters, digits, '_' and '-'")
+    path = f'$."{name}"'
+    # json_each over a scalar yields that scalar, so one form serves list fields and plain ones.
+    each = f"(SELECT value FROM json_each(n.frontmatter, '{path}'))"
+    if not isinstance(condition, dict):
+        return f"? IN {each}", [_scalar(name, condition)]
+    parts: list[str] = []
+    params: list[Any] = []
+    for op, value in condition.items():
+        if op in _OPERATORS:
+            parts.append(f"json_extract(n.frontmatter, '{path}') {_OPERATORS[op]} ?")
+            params.append(_scalar(name, value))
+        elif op == "$ne":
+            parts.append(f"? NOT IN {each}")
+            params.append(_scalar(name, value))
+        elif op == "$in":
+            if not isinstance(value, list | tuple) or not value:
+                raise InvalidInput(f"filter {name}: $in needs a non-empty list")
+            parts.append(f"EXISTS (SELECT 1 FROM json_each(n.frontmatter, '{path}') WHERE value IN ({','.join('?' * len(value))}))")
+            params += [_scalar(name, v) for v in value]
+        else:
+            raise InvalidInput(f"filter {name}: unknown operator {op!r}; use $gt $gte $lt $lte $in $ne")
+    if not parts:
+        raise InvalidInput(f"filter {name}: empty condition")
+    return "(" + " AND ".join(parts) + ")", params
+
+
+def _scalar(name: str, value: Any) -> Any:
+    if isinstance(value, bool):
+        return 1 if value else 0  # JSON true/false come back from json_extract as 1/0
+    if value is None or isinstance(value, int | float | str):
+        return value
+    raise InvalidInput(f"filter {name}: compare with a string, number or boolean, not {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class Row:
+    """A note as the index knows it: enough to rank, filter and show without opening the file."""
+
+    id: int
+    path: str
+    scope: str
+    folder: str
+    permalink: str
+    title: str
+    type: str
+    tags: tuple[str, ...]
+    created: str
+    modified: str
+    sensitivity: str
+    modified_ts: float | None
+
+    @classmethod
+    def from_sql(cls, values: Sequence[Any]) -> Row:
+        (id_, path, scope, folder, permalink, title, type_, tags, created, modified, sens, mts) = values[:12]
+        return cls(id_, path, scope, folder, permalink, title, type_, tuple(json.loads(tags or "[]")),
+                   created or "", modified or "", sens or "normal", mts)
+
+
+class Index:
+    """One SQLite file per vault, in WAL mode, under the state directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = self._connect()
+        self.rebuilt = self._ensure_schema()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA busy_timeout=10000")
+        db.execute("PRAGMA temp_store=MEMORY")
+        return db
+
+    def _ensure_schema(self) -> bool:
+        """Create the schema, or rebuild it when it was made by another version. True if (re)built."""
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.DatabaseError:
+            row = None
+        if row and row[0] == SCHEMA_VERSION:
+            return False
+        self.db.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        self.db = self._connect()
+        with self.transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        return True
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def file_states(self) -> dict[str, tuple[int, int, str]]:
+        """path -> (size, mtime_ns, hash) of every file the index has seen."""
+        return {p: (s, m, h) for p, s, m, h in self.db.execute("SELECT path, size, mtime_ns, hash FROM notes")}
+
+    def upsert(self, note: Note, *, folder: str, size: int, mtime_ns: int, lines: Sequence[tuple[int, str]]) -> None:
+        self.remove(note.path)
+        cur = self.db.execute(
+            "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
+            " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                note.path, note.scope, folder, size, mtime_ns, note.version, note.permalink, note.title,
+                key(note.title), note.type, json.dumps(list(note.tags), ensure_ascii=False), note.created,
+                note.modified, iso_to_ts(note.created), iso_to_ts(note.modified), note.origin,
+                note.sensitivity, json.dumps(note.frontmatter, ensure_ascii=False, default=str),
+            ),
+        )
+        note_id = cur.lastrowid
+        self.db.executemany(
+            "INSERT INTO note_tags VALUES (?, ?)", [(note_id, key(t)) for t in dict.fromkeys(note.tags)]
+        )
+        self.db.executemany(
+            "INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?)",
+            [(note_id, o.line, o.category, o.content, json.dumps(list(o.tags), ensure_ascii=False), o.context)
+             for o in note.observations],
+        )
+        self.db.executemany(
+            "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(note_id, r.line, r.type, r.target, key(r.target), int(r.inline), r.context) for r in note.relations],
+        )
+        line_rows = [(note_id, number, text) for number, text in lines]
+        first = self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM lines").fetchone()[0]
+        self.db.executemany(
+            "INSERT INTO lines (id, note_id, line, text) VALUES (?, ?, ?, ?)",
+            [(first + i, *row) for i, row in enumerate(line_rows)],
+        )
+        self.db.executemany(
+            "INSERT INTO lines_fts (rowid, text) VALUES (?, ?)",
+            [(first + i, tokenize.index_text(text)) for i, (_, _, text) in enumerate(line_rows)],
+        )
+        self.db.execute(
+            "INSERT INTO notes_fts (rowid, title, permalink, tags, body) VALUES (?, ?, ?, ?, ?)",
+            (note_id, *_fts_values(note.title, note.permalink, note.tags, (t for _, t in lines))),
+        )
+
+    def mark_damaged(self, path: str, scope: str, folder: str, size: int, mtime_ns: int, hash_: str, error: str) -> None:
+        self.remove(path)
+        self.db.execute(
+            "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (path, scope, folder, size, mtime_ns, hash_, error),
+        )
+
+    def touch(self, path: str, size: int, mtime_ns: int) -> None:
+        self.db.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
+
+    def remove(self, path: str) -> None:
+        row = self.db.execute(
+            "SELECT id, title, permalink, tags, error FROM notes WHERE path = ?", (path,)
+        ).fetchone()
+        if row is None:
+            return
+        note_id, title, permalink, tags, error = row
+        lines = self.db.execute("SELECT id, text FROM lines WHERE note_id = ? ORDER BY line", (note_id,)).fetchall()
+        if error is None:
+            # Contentless FTS5 forgets a row only when given back exactly the tokens it indexed.
+            self.db.execute(
+                "INSERT INTO notes_fts (notes_fts, rowid, title, permalink, tags, body) VALUES ('delete', ?, ?, ?, ?, ?)",
+                (note_id, *_fts_values(title, permalink, tuple(json.loads(tags or "[]")), (t for _, t in lines))),
+            )
+            self.db.executemany(
+                "INSERT INTO lines_fts (lines_fts, rowid, text) VALUES ('delete', ?, ?)",
+                [(line_id, tokenize.index_text(text)) for line_id, text in lines],
+            )
+        for table in ("note_tags", "observations", "relations", "lines"):
+            self.db.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
+        self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def rows_by_permalink(self, scopes: Sequence[str], permalink: str) -> list[Row]:
+        marks = ",".join("?" * len(scopes))
+        return self._rows(
+            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.scope IN ({marks}) AND n.permalink = ?"
+            " ORDER BY n.path",
+            [*scopes, permalink],
+        )
+
+    def rows_by_glob(self, scopes: Sequence[str], pattern: str, limit: int) -> list[Row]:
+        marks = ",".join("?" * len(scopes))
+        return self._rows(
+            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.scope IN ({marks})"
+            " AND n.permalink GLOB ? ORDER BY n.permalink, n.path LIMIT ?",
+            [*scopes, pattern, limit],
+        )
+
+    def rows_by_title(self, scopes: Sequence[str], title: str) -> list[Row]:
+        marks = ",".join("?" * len(scopes))
+        return self._rows(
+            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.scope IN ({marks}) AND n.title_key = ?"
+            " ORDER BY n.path",
+            [*scopes, key(title)],
+        )
+
+    def row_by_path(self, path: str) -> Row | None:
+        rows = self._rows(f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.path = ?", [path])
+        return rows[0] if rows else None
+
+    def permalinks(self, scope: str) -> set[str]:
+        return {p for (p,) in self.db.execute("SELECT permalink FROM notes WHERE scope = ? AND error IS NULL", (scope,))}
+
+    def damaged(self) -> list[tuple[str, str]]:
+        return self.db.execute("SELECT path, error FROM notes WHERE error IS NOT NULL ORDER BY path").fetchall()
+
+    def duplicate_permalinks(self) -> list[tuple[str, tuple[str, ...]]]:
+        rows = self.db.execute(
+            "SELECT scope, permalink, group_concat(path, char(10)) FROM notes WHERE error IS NULL"
+            " GROUP BY scope, permalink HAVING count(*) > 1 ORDER BY scope, permalink"
+        ).fetchall()
+        return [(permalink, tuple(sorted(paths.split("\n")))) for _scope, permalink, paths in rows]
+
+    def count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM notes WHERE error IS NULL").fetchone()[0]
+
+    def unresolved_count(self) -> int:
+        return self.db.execute(
+            "SELECT count(*) FROM relations r JOIN notes n ON n.id = r.note_id WHERE NOT EXISTS ("
+            " SELECT 1 FROM notes t WHERE t.scope = n.scope AND t.error IS NULL"
+            " AND (t.title_key = r.target_key OR t.permalink = r.target))"
+        ).fetchone()[0]
+
+    def list(self, filters: Filters, limit: int | None) -> list[Row]:
+        where, params = filters.sql()
+        sql = f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE {where} ORDER BY n.modified_ts DESC, n.permalink, n.path"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._rows(sql, params)
+
+    def search_notes(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, float]]:
+        where, params = filters.sql()
+        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+        sql = (
+            f"WITH m AS (SELECT rowid AS id, bm25(notes_fts, {weights}) AS score FROM notes_fts WHERE notes_fts MATCH ?)"
+            f" SELECT {_NOTE_COLUMNS}, m.score FROM m JOIN notes n ON n.id = m.id WHERE {where}"
+            " ORDER BY m.score, n.modified_ts DESC, n.permalink, n.path LIMIT ?"
+        )
+        rows = self.db.execute(sql, [match, *params, limit]).fetchall()
+        return [(Row.from_sql(r), -r[12]) for r in rows]
+
+    def search_lines(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, int, float]]:
+        where, params = filters.sql()
+        sql = (
+            "WITH m AS (SELECT rowid AS id, bm25(lines_fts) AS score FROM lines_fts WHERE lines_fts MATCH ?)"
+            f" SELECT {_NOTE_COLUMNS}, l.line, m.score FROM m JOIN lines l ON l.id = m.id"
+            f" JOIN notes n ON n.id = l.note_id WHERE {where}"
+            " ORDER BY m.score, n.modified_ts DESC, n.permalink, n.path, l.line LIMIT ?"
+        )
+        rows = self.db.execute(sql, [match, *params, limit]).fetchall()
+        return [(Row.from_sql(r), r[12], -r[13]) for r in rows]
+
+    def lines_of(self, note_id: int) -> list[tuple[int, str]]:
+        return self.db.execute("SELECT line, text FROM lines WHERE note_id = ? ORDER BY line", (note_id,)).fetchall()
+
+    def document_frequencies(self, terms: Iterable[str]) -> tuple[int, dict[str, int]]:
+        """Number of indexed lines, and how many lines hold each term (for weighting terms)."""
+        terms = list(terms)
+        total = self.db.execute("SELECT count(*) FROM lines").fetchone()[0]
+        if not terms:
+            return total, {}
+        marks = ",".join("?" * len(terms))
+        rows = self.db.execute(f"SELECT term, doc FROM lines_vocab WHERE term IN ({marks})", terms).fetchall()
+        return total, dict(rows)
+
+    def relations_of(self, note_id: int) -> list[tuple[str, str, str | None]]:
+        """Outgoing relations: (type, target, resolved permalink or None), in file order."""
+        return self.db.execute(
+            "SELECT r.type, r.target, (SELECT t.permalink FROM notes t WHERE t.scope = n.scope AND t.error IS NULL"
+            "  AND (t.title_key = r.target_key OR t.permalink = r.target) ORDER BY t.path LIMIT 1)"
+            " FROM relations r JOIN notes n ON n.id = r.note_id WHERE r.note_id = ? ORDER BY r.line, r.target",
+            (note_id,),
+        ).fetchall()
+
+    def backlinks_of(self, row: Row) -> list[tuple[str, str, str]]:
+        """Incoming relations: (type, source title, source permalink)."""
+        return self.db.execute(
+            "SELECT r.type, n.title, n.permalink FROM relations r JOIN notes n ON n.id = r.note_id"
+            " WHERE n.scope = ? AND n.error IS NULL AND r.target_key IN (?, ?) AND n.id != ?"
+            " ORDER BY n.permalink, r.line",
+            (row.scope, key(row.title), key(row.permalink), row.id),
+        ).fetchall()
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        return [Row.from_sql(r) for r in self.db.execute(sql, params)]
+
+
+def _fts_values(title: str, permalink: str, tags: Sequence[str], body: Iterable[str]) -> tuple[str, str, str, str]:
+    return (
+        tokenize.index_text(title),
+        tokenize.index_text(permalink),
+        tokenize.index_text(" ".join(tags)),
+        tokenize.index_text("\n".join(body)),
+    )
+
+
+def match_expression(query: str) -> str | None:
+    """FTS5 MATCH text for a user query: every term quoted, OR-ed; longer words also match as prefixes."""
+    terms = tokenize.query_terms(query)
+    if not terms:
+        return None
+    parts = []
+    for term in terms:
+        quoted = '"' + term.replace('"', '""') + '"'
+        parts.append(quoted + "*" if term.isascii() and len(term) >= 3 else quoted)
+    return " OR ".join(parts)

@@ -1,0 +1,102 @@
+"""How one Markdown file becomes a ``Note``: decoding, parsing and the defaults for missing fields."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from pathlib import PurePosixPath
+from typing import Any
+
+from . import markdown
+from .errors import DamagedNote
+from .models import Note
+from .vault import content_hash, folder_scope, slugify
+
+
+def decode(path: str, data: bytes) -> str:
+    """UTF-8 text of a note file, or DamagedNote naming the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DamagedNote(f"{path}: not valid UTF-8 at byte {exc.start}; re-save it as UTF-8") from exc
+
+
+def split_path(path: str) -> tuple[str, str]:
+    """``agent-x/courses/ds.md`` -> (``agent:x``, ``courses``)."""
+    parts = PurePosixPath(path).parts
+    scope = folder_scope(parts[0]) if parts else None
+    if scope is None:
+        raise DamagedNote(f"{path}: not inside a scope folder")
+    return scope, "/".join(parts[1:-1])
+
+
+def derived_permalink(path: str, title: str) -> str:
+    """Permalink of a hand-made note that has none: stable while the file stays where it is."""
+    return f"{slugify(title)}-{hashlib.sha256(path.encode()).hexdigest()[:4]}"
+
+
+def _as_tags(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items = [t.strip() for t in value.replace("，", ",").split(",")]
+    elif isinstance(value, list):
+        items = [str(t).strip() for t in value if t is not None]
+    else:
+        items = [str(value).strip()]
+    return tuple(t.lstrip("#") for t in items if t.lstrip("#"))
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def load_note(path: str, data: bytes, *, mtime_ns: int = 0, tz: Any = None) -> Note:
+    """Parse the file at vault-relative ``path``; raises DamagedNote when it cannot be read."""
+    text = decode(path, data)
+    try:
+        doc = markdown.parse(text)
+    except DamagedNote as exc:
+        raise DamagedNote(f"{path}: {exc.message}") from exc
+    scope, _folder = split_path(path)
+    fm = doc.frontmatter
+    stem = PurePosixPath(path).stem
+    title = _text(fm.get("title")) or doc.title_heading or stem
+    permalink = _text(fm.get("permalink")) or derived_permalink(path, title)
+    fallback_time = datetime.fromtimestamp(mtime_ns / 1e9, tz).replace(microsecond=0).isoformat() if mtime_ns else ""
+    sensitivity = _text(fm.get("sensitivity")) or "normal"
+    return Note(
+        permalink=permalink.strip(),
+        title=title.strip(),
+        type=_text(fm.get("type")) or "note",
+        tags=_as_tags(fm.get("tags")),
+        scope=scope,
+        path=path,
+        created=_text(fm.get("created")) or fallback_time,
+        modified=_text(fm.get("modified")) or fallback_time,
+        origin=_text(fm.get("origin")),
+        sensitivity=sensitivity.strip().lower(),
+        frontmatter=dict(fm),
+        body=doc.body,
+        text=text,
+        observations=doc.observations,
+        relations=doc.relations,
+        version=content_hash(data),
+    )
+
+
+def folder_of(path: str) -> str:
+    return split_path(path)[1]
+
+
+def body_lines(note: Note) -> list[tuple[int, str]]:
+    """Non-blank body lines with their 1-based file line numbers (what search can point at)."""
+    first = note.text.count("\n", 0, len(note.text) - len(note.body)) + 1
+    lines = []
+    for offset, line in enumerate(note.body.splitlines()):
+        stripped = line.strip()
+        if stripped:
+            lines.append((first + offset, stripped))
+    return lines

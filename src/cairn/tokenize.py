@@ -1,0 +1,221 @@
+"""One tokenizer for indexing and querying, as good in Chinese as in English.
+
+Python's ``sqlite3`` cannot register an FTS5 tokenizer, so Cairn tokenizes here and stores
+space-joined tokens in FTS5 columns read by ``unicode61``. Every token is therefore made of
+Unicode letters and digits only (``token.isalnum()``), so ``unicode61`` keeps it whole.
+
+- Text is NFKC-normalized (full-width ASCII becomes ASCII) and case-folded; combining marks are
+  dropped outside CJK, so ``é`` -> ``e`` and Greek or Arabic accents fold too (``unicode61``
+  would otherwise split a word at each mark).
+- Runs of non-CJK letters and digits are words: ``gpt-4o`` -> ``gpt``, ``4o``.
+- CJK runs (Han, kana, Hangul) give every unigram and every adjacent bigram, so a query for
+  ``数据结构`` (bigrams ``数据 据结 结构``) finds ``数据结构课`` with no dictionary.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+__all__ = ["index_text", "is_cjk", "query_terms", "stem", "tokens"]
+
+# Han (URO, Ext A, Ext B-G, compatibility), iteration marks, hiragana, katakana with the
+# prolonged sound mark (but not the middle dot, which is punctuation), Hangul jamo and syllables.
+_CJK_CHARS = (
+    "\u1100-\u11ff\u3005-\u3007\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff"
+    "\u3131-\u318e\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7a3"
+    "\ud7b0-\ud7ff\uf900-\ufaff\U00020000-\U0003134f"
+)
+# `[^\W_]` is exactly one `str.isalnum()` character; the lookahead keeps unassigned code points
+# inside the CJK blocks out of tokens.
+_RUN_RE = re.compile(rf"(?P<cjk>(?:(?=[^\W_])[{_CJK_CHARS}])+)|(?P<word>[^\W_{_CJK_CHARS}]+)")
+_CJK_RE = re.compile(rf"[{_CJK_CHARS}]")
+
+_STOPWORD_TEXT = """
+    a about above after again against all also am an and any are as at be been before being
+    below between both but by can could did do does doing done down during each either few for
+    from had has have having he her here hers him his how i if in into is it its itself just me
+    more most my no nor not now of off on once only or other our ours out over own same she
+    should so some such than that the their theirs them then there these they this those
+    through to too under until up very was we were what when where which while who whom why
+    will with would you your yours
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def tokens(text: str, *, stem: bool = False) -> list[str]:
+    """Split text into index tokens, in text order.
+
+    Args:
+        text: any text.
+        stem: apply :func:`stem` to ASCII words (use the same setting when querying).
+
+    Returns:
+        Words (lower case, diacritics removed) and, for CJK runs, each unigram followed by the
+        bigram that starts at it. Every token satisfies ``token.isalnum()``.
+    """
+    out: list[str] = []
+    for kind, run in _runs(text):
+        if kind == "cjk":
+            for i, char in enumerate(run):
+                out.append(char)
+                if i + 1 < len(run):
+                    out.append(run[i : i + 2])
+        else:
+            out.append(_stem(run) if stem else run)
+    return out
+
+
+def index_text(text: str, *, stem: bool = False) -> str:
+    """Return ``tokens(text)`` joined by single spaces, ready for an FTS5 column."""
+    return " ".join(tokens(text, stem=stem))
+
+
+def query_terms(text: str, *, stem: bool = False) -> list[str]:
+    """Turn a search query into terms that the index can contain.
+
+    English stopwords are dropped unless nothing else would be left. A one-character CJK run
+    gives its unigram; a longer run gives only its bigrams, which must appear side by side in
+    a document for all of them to match.
+
+    Args:
+        text: the query as a person or a model typed it.
+        stem: must match the setting used when indexing.
+
+    Returns:
+        Distinct terms in order of first occurrence; each is also in ``tokens(text, stem=stem)``.
+    """
+    kept: list[str] = []
+    stopped: list[str] = []
+    for kind, run in _runs(text):
+        if kind == "cjk":
+            if len(run) == 1:
+                kept.append(run)
+            else:
+                kept.extend(run[i : i + 2] for i in range(len(run) - 1))
+        else:
+            term = _stem(run) if stem else run
+            (stopped if run in _STOPWORDS else kept).append(term)
+    return list(dict.fromkeys(kept or stopped))
+
+
+def is_cjk(term: str) -> bool:
+    """Return True if ``term`` is non-empty and made only of CJK characters."""
+    return bool(term) and all(_CJK_RE.fullmatch(char) for char in term)
+
+
+def _runs(text: str) -> list[tuple[str, str]]:
+    folded = _fold(text)
+    return [(m.lastgroup or "word", m.group()) for m in _RUN_RE.finditer(folded)]
+
+
+def _fold(text: str) -> str:
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(_fold_char(char) for char in text)
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str:
+    # NFD only outside CJK: it would split Hangul syllables into jamo and kana into base + mark.
+    if char.isascii() or _CJK_RE.match(char):
+        return char
+    return "".join(
+        c for c in unicodedata.normalize("NFD", char) if not unicodedata.category(c).startswith("M")
+    )
+
+
+# --- stemming: a conservative subset of Porter's step 1, plus -ment and -ness ---------------
+
+_VOWELS = frozenset("aeiou")
+
+
+def _is_consonant(word: str, i: int) -> bool:
+    char = word[i]
+    if char in _VOWELS:
+        return False
+    if char == "y":
+        return i == 0 or not _is_consonant(word, i - 1)
+    return True
+
+
+def _measure(word: str) -> int:
+    """Porter's m: the number of vowel-consonant sequences in ``word``."""
+    pattern = "".join("c" if _is_consonant(word, i) else "v" for i in range(len(word)))
+    return len(re.findall("v+c+", pattern))
+
+
+def _has_vowel(word: str) -> bool:
+    return any(not _is_consonant(word, i) for i in range(len(word)))
+
+
+def _ends_cvc(word: str) -> bool:
+    return (
+        len(word) >= 3
+        and _is_consonant(word, len(word) - 3)
+        and not _is_consonant(word, len(word) - 2)
+        and _is_consonant(word, len(word) - 1)
+        and word[-1] not in "wxy"
+    )
+
+
+def stem(word: str) -> str:
+    """Strip common English inflections: ``deployments`` -> ``deploy``, ``running`` -> ``run``.
+
+    Only lower-case ASCII words longer than three letters change; anything else (CJK, digits,
+    other scripts) comes back as given. The result is what matters for search, not spelling:
+    ``studies`` and ``study`` both become ``studi``.
+
+    Args:
+        word: one token as produced by :func:`tokens`.
+
+    Returns:
+        The stem, never empty.
+    """
+    return _stem(word)
+
+
+@lru_cache(maxsize=8192)
+def _stem(word: str) -> str:
+    if len(word) <= 3 or not (word.isascii() and word.isalpha() and word.islower()):
+        return word
+    # Step 1a: plurals.
+    if word.endswith(("sses", "ies")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    # Step 1b: -eed, -ed, -ing, then repair what the cut left behind.
+    if word.endswith("eed"):
+        if _measure(word[:-3]) > 0:
+            word = word[:-1]
+    else:
+        for suffix in ("ed", "ing"):
+            base = word[: -len(suffix)]
+            if word.endswith(suffix) and _has_vowel(base):
+                word = _repair(base)
+                break
+    # Step 1c (Porter2's rule, so "deploy" keeps its y): y -> i after a consonant.
+    if len(word) > 2 and word.endswith("y") and _is_consonant(word, len(word) - 2):
+        word = word[:-1] + "i"
+    for suffix in ("ment", "ness"):
+        if word.endswith(suffix) and _measure(word[: -len(suffix)]) > 1:
+            word = word[: -len(suffix)]
+            break
+    return word
+
+
+def _repair(base: str) -> str:
+    if base.endswith(("at", "bl", "iz")):
+        return base + "e"
+    if (
+        len(base) >= 2
+        and base[-1] == base[-2]
+        and base[-1] not in "lsz"
+        and _is_consonant(base, len(base) - 1)
+    ):
+        return base[:-1]
+    if _measure(base) == 1 and _ends_cvc(base):
+        return base + "e"
+    return base

@@ -1,0 +1,281 @@
+"""Where notes live on disk: scopes, safe file names, permalinks, times and atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import secrets
+import tomllib
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .errors import InvalidInput
+
+SCOPE_KINDS = ("agent", "group", "workspace")
+_SCOPE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# Characters that are unsafe in a file name on some platform, plus control characters.
+_UNSAFE = re.compile(r'[/\\:*?"<>|\x00-\x1f\x7f]')
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+_MAX_NAME_BYTES = 200  # leaves room for ".md", conflict suffixes and temp names under the usual 255
+
+
+def validate_scope(scope: str) -> str:
+    """Return ``scope`` if it is ``user``, ``agent:<id>``, ``group:<id>`` or ``workspace:<slug>``."""
+    if scope == "user":
+        return scope
+    kind, sep, ident = scope.partition(":")
+    if not sep or kind not in SCOPE_KINDS or not _SCOPE_ID.match(ident):
+        raise InvalidInput(
+            f"invalid scope {scope!r}: use 'user', 'agent:<id>', 'group:<id>' or 'workspace:<slug>' "
+            "with ids of letters, digits, '_' and '-'"
+        )
+    return scope
+
+
+def scope_folder(scope: str) -> str:
+    """``agent:bot-1`` -> ``agent-bot-1``; ``user`` -> ``user``."""
+    validate_scope(scope)
+    return scope.replace(":", "-", 1)
+
+
+def folder_scope(folder: str) -> str | None:
+    """The scope a top-level vault folder holds, or None when it is not a scope folder."""
+    if folder == "user":
+        return "user"
+    kind, sep, ident = folder.partition("-")
+    if sep and kind in SCOPE_KINDS and _SCOPE_ID.match(ident):
+        return f"{kind}:{ident}"
+    return None
+
+
+def _truncate_utf8(text: str, limit: int) -> str:
+    encoded = text.encode("utf-8")
+    if len(encoded) <= limit:
+        return text
+    return encoded[:limit].decode("utf-8", errors="ignore")
+
+
+def safe_filename(title: str) -> str:
+    """A file name (without ``.md``) for ``title``: never a path, never hidden, never reserved."""
+    name = re.sub(r"\s+", " ", unicodedata.normalize("NFC", title))
+    name = _UNSAFE.sub("_", name).strip(" .")
+    name = _truncate_utf8(name, _MAX_NAME_BYTES).strip(" .")
+    if not name.strip("_ ."):
+        raise InvalidInput(f"title {title!r} gives an empty file name; use letters, digits or CJK characters")
+    if name.lower() in _WINDOWS_RESERVED:
+        name += "_"
+    return name
+
+
+def safe_folder(folder: str) -> str:
+    """Normalise a folder inside a scope: ``courses/2026`` stays, ``../x`` and ``/abs`` are refused."""
+    if not folder or folder.strip() in ("", ".", "/"):
+        return ""
+    if folder.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", folder):
+        raise InvalidInput(f"folder {folder!r} must be relative to the scope, not absolute")
+    parts = []
+    for raw in re.split(r"[/\\]+", folder.strip()):
+        if raw in ("", "."):
+            continue
+        if raw == ".." or raw.startswith("."):
+            raise InvalidInput(f"folder {folder!r} may not contain '..' or hidden parts like {raw!r}")
+        parts.append(safe_filename(raw))
+    return "/".join(parts)
+
+
+def slugify(title: str) -> str:
+    """Lower-case slug that keeps CJK characters: ``数据结构（2026 秋）`` -> ``数据结构-2026-秋``."""
+    text = unicodedata.normalize("NFKC", title).casefold()
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    slug = re.sub(r"[^\w]+", "-", text).replace("_", "-")
+    slug = re.sub(r"-{2,}", "-", slug).strip("-")
+    return _truncate_utf8(slug, 60).strip("-") or "note"
+
+
+def make_permalink(title: str, scope: str, taken: set[str]) -> str:
+    """``{slug}-{4 hex}`` unique among ``taken``; the hex is derived, so retries are deterministic."""
+    slug = slugify(title)
+    for attempt in range(10_000):
+        digest = hashlib.sha256(f"{scope}\x00{title}\x00{attempt}".encode()).hexdigest()[:4]
+        permalink = f"{slug}-{digest}"
+        if permalink not in taken:
+            return permalink
+    return f"{slug}-{secrets.token_hex(4)}"
+
+
+def content_hash(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+# -- time --------------------------------------------------------------------------------------
+
+
+def parse_timezone(value: str | None) -> tzinfo:
+    """``+08:00``, ``UTC`` or an IANA name; None -> this machine's local offset."""
+    if not value:
+        return datetime.now().astimezone().tzinfo or UTC
+    match = re.fullmatch(r"([+-])(\d{2}):?(\d{2})", value.strip())
+    if match:
+        sign = 1 if match[1] == "+" else -1
+        return timezone(sign * timedelta(hours=int(match[2]), minutes=int(match[3])))
+    if value.strip().upper() in ("UTC", "Z"):
+        return UTC
+    try:
+        return ZoneInfo(value.strip())
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise InvalidInput(f"unknown time zone {value!r} in cairn.toml: use '+08:00' or a name like 'Asia/Shanghai'") from exc
+
+
+def now_iso(tz: tzinfo) -> str:
+    return datetime.now(tz).replace(microsecond=0).isoformat()
+
+
+def iso_to_ts(value: object) -> float | None:
+    """Seconds since the epoch for an ISO 8601 date or time (naive -> UTC); None if unparseable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+_RELATIVE = re.compile(r"^\s*(\d+)\s*(s|sec|m|min|h|d|w|y)[a-z]*\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
+
+
+def parse_moment(value: str, tz: tzinfo, *, end_of_day: bool = False) -> float:
+    """A user-given bound as epoch seconds: ``2026-11-01``, ``2026-11-01T08:00``, or ``7d``/``12h`` ago.
+
+    A bare date means the start of that day in the vault's time zone (its end when ``end_of_day``).
+    """
+    text = value.strip()
+    relative = _RELATIVE.match(text)
+    if relative:
+        unit = relative[2].lower()
+        seconds = int(relative[1]) * _UNIT_SECONDS.get(unit, _UNIT_SECONDS.get(unit[:1], 86400))
+        return datetime.now(UTC).timestamp() - seconds
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidInput(
+            f"cannot read {value!r} as a time: use an ISO date like 2026-11-01, a time like "
+            "2026-11-01T08:00+08:00, or a span back from now like 7d, 12h, 2w"
+        ) from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=tz)
+    if end_of_day and re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        moment += timedelta(days=1) - timedelta(microseconds=1)
+    return moment.timestamp()
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old bytes or the new, never a mix.
+
+    The temp file sits in the same directory (a rename across file systems is not atomic).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name[:50]}.{secrets.token_hex(4)}.tmp"
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a directory; the rename itself is still atomic
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class FileStat:
+    path: str  # vault-relative, "/"-separated
+    size: int
+    mtime_ns: int
+
+
+def scan_notes(vault: Path) -> Iterator[FileStat]:
+    """Every ``*.md`` note under a scope folder, skipping hidden folders (.trash, .conflict, ...)."""
+    try:
+        top = list(os.scandir(vault))
+    except FileNotFoundError:
+        return
+    for entry in sorted(top, key=lambda e: e.name):
+        if entry.is_dir(follow_symlinks=False) and folder_scope(entry.name):
+            yield from _scan_dir(entry.path, entry.name)
+
+
+def _scan_dir(directory: str, rel: str) -> Iterator[FileStat]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        child = f"{rel}/{entry.name}"
+        if entry.is_dir(follow_symlinks=False):
+            yield from _scan_dir(entry.path, child)
+        elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            yield FileStat(child, st.st_size, st.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class VaultConfig:
+    """Settings from ``<vault>/cairn.toml`` (all optional)."""
+
+    timezone: str | None = None
+    allow_scopes: tuple[str, ...] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def load_config(vault: Path) -> VaultConfig:
+    path = vault / "cairn.toml"
+    if not path.exists():
+        return VaultConfig()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path} is not valid TOML: {exc}") from exc
+    section = data.get("cairn", data)
+    allow = section.get("allow_scopes")
+    if allow is not None:
+        if not isinstance(allow, list) or not all(isinstance(s, str) for s in allow):
+            raise InvalidInput(f"{path}: allow_scopes must be a list of scope names")
+        allow = tuple(validate_scope(s) for s in allow)
+    tz = section.get("timezone")
+    if tz is not None and not isinstance(tz, str):
+        raise InvalidInput(f"{path}: timezone must be a string like '+08:00' or 'Asia/Shanghai'")
+    return VaultConfig(timezone=tz, allow_scopes=allow, extra=dict(section))

@@ -1,0 +1,518 @@
+"""The ``cairn`` command line, through Typer's CliRunner and (a few) a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner, Result
+
+import cairn
+from cairn import cli
+from cairn.cli import app, parse_where
+
+runner = CliRunner()
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
+    """A fresh vault and state dir; HOME points at a temp dir so the real ~ is never touched."""
+    vault = tmp_path / "vault"
+    home = tmp_path / "state"
+    monkeypatch.setenv("CAIRN_VAULT", str(vault))
+    monkeypatch.setenv("CAIRN_HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return types.SimpleNamespace(root=tmp_path, vault=vault, home=home)
+
+
+def run(*args: str, input: str | bytes | None = None) -> Result:
+    return runner.invoke(app, list(args), input=input)
+
+
+def ok(*args: str, input: str | bytes | None = None) -> Result:
+    result = run(*args, input=input)
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr, result.exception)
+    return result
+
+
+def ok_json(*args: str, input: str | bytes | None = None):
+    return json.loads(ok(*args, "--json", input=input).stdout)
+
+
+def failed(*args: str, code: int | None = None) -> Result:
+    """Run a command that must fail cleanly: non-zero exit, an error line, no traceback."""
+    result = run(*args)
+    assert result.exit_code != 0, result.stdout
+    if code is not None:
+        assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result
+
+
+def permalinks(hits_doc: dict) -> list[str]:
+    return [h["permalink"] for h in hits_doc["hits"]]
+
+
+def md_files(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*.md")} if root.exists() else set()
+
+
+CJK_TITLE = "数据结构（2026 秋）"
+
+
+def write_course(*extra: str) -> dict:
+    return ok_json(
+        "write",
+        CJK_TITLE,
+        "--type",
+        "course",
+        "--folder",
+        "courses",
+        "--tag",
+        "课程",
+        "--tag",
+        "大二上",
+        "--obs",
+        "[teacher] 邓俊辉 #重要 (讲得快，坐前排)",
+        "--obs",
+        "[deadline] 大作业 12 月第 2 周截止",
+        "--rel",
+        "belongs_to [[我的课表 2026 秋]]",
+        *extra,
+    )
+
+
+# -- write / read / search ------------------------------------------------------------------
+
+
+def test_write_cjk_then_read_and_search(env):
+    note = write_course()
+    assert note["title"] == CJK_TITLE
+    assert note["type"] == "course"
+    assert note["tags"] == ["课程", "大二上"]
+    path = env.vault / note["path"]
+    assert path.is_file()
+    assert path.resolve().is_relative_to((env.vault / "user").resolve())
+    text = path.read_text(encoding="utf-8")
+    assert "邓俊辉" in text and "[[我的课表 2026 秋]]" in text and note["permalink"] in text
+
+    # read prints the file exactly as it is on disk
+    assert ok("read", note["permalink"]).stdout_bytes == path.read_bytes()
+    again = ok_json("read", note["permalink"])
+    assert again["title"] == CJK_TITLE
+    assert [o["category"] for o in again["observations"]] == ["teacher", "deadline"]
+    assert again["relations"][0]["target"] == "我的课表 2026 秋"
+
+    other = ok_json("write", "Python 索引设计", "--body", "用 SQLite FTS5 建立倒排索引，支持中文。")
+    ok("write", "Cooking notes", "--body", "Pasta needs salt.")
+
+    # a Chinese partial word finds the longer title; output is real UTF-8, not \u escapes
+    result = ok("search", "数据", "--json")
+    assert "数据结构" in result.stdout
+    assert permalinks(json.loads(result.stdout))[0] == note["permalink"]
+    hits = ok_json("search", "Python 索引")["hits"]
+    assert hits and hits[0]["permalink"] == other["permalink"]
+    assert {"permalink", "title", "path", "line", "snippet"} <= set(hits[0])
+    assert ok_json("search", "邓俊辉")["hits"][0]["permalink"] == note["permalink"]
+    assert ok_json("search", "不存在的词汇组合")["hits"] == []
+
+    # plain text output (not a terminal) names the note and its location
+    plain = ok("search", "数据").stdout
+    assert CJK_TITLE in plain and f"{note['path']}:" in plain
+
+
+def test_global_json_flag_and_list(env):
+    note = write_course()
+    ok("write", "Loose note", "--body", "nothing much")
+    doc = json.loads(ok("--json", "search", "数据").stdout)
+    assert permalinks(doc) == [note["permalink"]]
+    listed = ok_json("list", "--folder", "courses")["notes"]
+    assert [n["permalink"] for n in listed] == [note["permalink"]]
+    assert {n["title"] for n in ok_json("list")["notes"]} == {CJK_TITLE, "Loose note"}
+    assert [n["title"] for n in ok_json("list", "--tag", "课程")["notes"]] == [CJK_TITLE]
+    plain = ok("list").stdout
+    assert note["permalink"] in plain and "Loose note" in plain
+
+
+def test_terminal_output_uses_tables_and_keeps_brackets(env, monkeypatch):
+    note = ok_json("write", "[草稿] 计划", "--tag", "计划", "--body", "下周复习 [重点] 内容")
+    monkeypatch.setattr(cli, "_is_terminal", lambda: True)
+    out = ok("search", "计划").stdout
+    assert "[草稿]" in out  # titles are text, not Rich markup
+    assert note["permalink"][:8] in out
+    assert "[草稿]" in ok("list").stdout
+
+
+def test_duplicate_write_refused_unless_overwrite(env):
+    note = ok_json("write", "Prefs", "--body", "first")
+    path = env.vault / note["path"]
+    before = path.read_bytes()
+    result = failed("write", "Prefs", "--body", "second", code=4)
+    assert "error:" in result.stderr
+    assert path.read_bytes() == before
+    ok("write", "Prefs", "--body", "second", "--overwrite")
+    assert "second" in path.read_text(encoding="utf-8")
+
+
+def test_body_file_stdin_and_non_utf8(env):
+    note = ok_json("write", "From stdin", "--body-file", "-", input="标准输入的正文\n".encode())
+    assert "标准输入的正文" in (env.vault / note["path"]).read_text(encoding="utf-8")
+
+    bad = env.root / "latin1.txt"
+    bad.write_bytes("café".encode("latin-1"))
+    before = md_files(env.vault)
+    result = failed("write", "Latin", "--body-file", str(bad), code=2)
+    assert "UTF-8" in result.stderr
+    assert md_files(env.vault) == before
+    missing = failed("write", "Missing", "--body-file", str(env.root / "nope.txt"), code=2)
+    assert "nope.txt" in missing.stderr
+    assert failed("write", "Both", "--body", "x", "--body-file", "-").exit_code == 2
+
+
+# -- --where, --since/--until ----------------------------------------------------------------
+
+
+def test_parse_where_mapping():
+    assert parse_where([]) is None
+    assert parse_where(["status=active"]) == {"status": "active"}
+    assert parse_where(["confidence>0.7"]) == {"confidence": {"$gt": 0.7}}
+    assert parse_where(["n>=2", "n<5"]) == {"n": {"$gte": 2, "$lt": 5}}
+    assert parse_where(["status!=done"]) == {"status": {"$ne": "done"}}
+    assert parse_where(["status:in=a, b ,3"]) == {"status": {"$in": ["a", "b", 3]}}
+    assert parse_where(["priority:lte=-1.5", "pinned=true"]) == {"priority": {"$lte": -1.5}, "pinned": True}
+    assert parse_where(["url=http://x?a=b"]) == {"url": "http://x?a=b"}
+    for bad in ["status", "=x", "n>", "n:foo=1", "n:in=", "n>true"]:
+        with pytest.raises(cli.typer.BadParameter):
+            parse_where([bad])
+    with pytest.raises(cli.typer.BadParameter):
+        parse_where(["status=a", "status!=b"])
+
+
+def test_search_where_ops(env):
+    a = ok_json(
+        "write", "Alpha task", "--type", "task", "--field", "status=active", "--field", "confidence=0.9"
+    )
+    b = ok_json(
+        "write", "Beta task", "--type", "task", "--field", "status=paused", "--field", "confidence=0.5"
+    )
+    c = ok_json(
+        "write", "Gamma task", "--type", "task", "--field", "status=done", "--field", "confidence=0.7"
+    )
+    assert a["frontmatter"]["confidence"] == 0.9
+
+    def found(*where: str) -> set[str]:
+        args = ["search", "task", "--json"]
+        for clause in where:
+            args += ["--where", clause]
+        return set(permalinks(json.loads(ok(*args).stdout)))
+
+    A, B, C = a["permalink"], b["permalink"], c["permalink"]
+    assert found() == {A, B, C}
+    assert found("status=active") == {A}
+    assert found("confidence>0.7") == {A}
+    assert found("confidence>=0.7") == {A, C}
+    assert found("confidence<0.7") == {B}
+    assert found("confidence<=0.7") == {B, C}
+    assert found("status!=done") == {A, B}
+    assert found("status:in=active,paused") == {A, B}
+    assert found("confidence:gt=0.6", "confidence<0.8") == {C}
+    assert found("status=active", "confidence<0.5") == set()
+
+    bad = failed("search", "task", "--where", "status", code=2)
+    assert "--where" in bad.output
+
+
+def test_since_until(env):
+    old = ok_json("write", "Old fact", "--body", "recorded long ago")
+    new = ok_json("write", "New fact", "--body", "recorded today")
+    path = env.vault / old["path"]
+    text = path.read_text(encoding="utf-8")
+    assert old["modified"] in text
+    path.write_text(text.replace(old["modified"], "2020-03-01T10:00:00+00:00"), encoding="utf-8")
+
+    def found(*args: str) -> set[str]:
+        return set(permalinks(ok_json("search", "fact", *args)))
+
+    assert found() == {old["permalink"], new["permalink"]}
+    assert found("--since", "2021-01-01") == {new["permalink"]}
+    assert found("--until", "2021-01-01") == {old["permalink"]}
+    assert found("--since", "7d") == {new["permalink"]}
+    assert found("--since", "2999-01-01") == set()
+    result = failed("search", "fact", "--since", "not-a-date", code=2)
+    assert "error:" in result.stderr
+
+
+# -- append / edit / delete / restore --------------------------------------------------------
+
+
+def test_append_to_missing_note_creates_nothing(env):
+    note = write_course()
+    before = {p: p.read_bytes() for p in md_files(env.vault)}
+    result = failed("append", "no-such-note-0000", "[fact] should not land anywhere", code=3)
+    assert result.stderr.startswith("error: ")
+    assert {p: p.read_bytes() for p in md_files(env.vault)} == before
+
+    as_json = run("append", "no-such-note-0000", "[fact] y", "--json")
+    assert as_json.exit_code == 3
+    assert json.loads(as_json.stdout)["error"]["code"] == "not_found"
+    assert md_files(env.vault) == set(before)
+
+    ok("append", note["permalink"], "[room] 六教 6A017 #地点")
+    assert "- [room] 六教 6A017 #地点" in (env.vault / note["path"]).read_text(encoding="utf-8")
+
+
+def test_edit_mismatch_changes_nothing(env):
+    note = write_course()
+    path = env.vault / note["path"]
+    before = path.read_bytes()
+    result = failed("edit", note["permalink"], "--find", "不在文中的句子", "--replace", "x", code=5)
+    assert "error:" in result.stderr
+    assert path.read_bytes() == before
+    failed("edit", note["permalink"], "--find", "邓俊辉", "--replace", "x", "--expected", "2")
+    assert path.read_bytes() == before
+    edited = ok_json("edit", note["permalink"], "--find", "坐前排", "--replace", "坐中间")
+    text = path.read_text(encoding="utf-8")
+    assert "坐中间" in text and "坐前排" not in text and edited["permalink"] == note["permalink"]
+
+
+def test_delete_and_restore(env):
+    note = write_course()
+    path = env.vault / note["path"]
+    original = path.read_bytes()
+    ok("delete", note["permalink"], "--reason", "课程结束")
+    assert not path.exists()
+    assert any(".trash" in p.parts for p in md_files(env.vault))
+    assert ok_json("search", "数据")["hits"] == []
+    failed("read", note["permalink"], code=3)
+
+    restored = ok_json("restore", note["permalink"])
+    assert restored["path"] == note["path"]
+    assert path.read_bytes() == original
+    assert permalinks(ok_json("search", "数据")) == [note["permalink"]]
+    failed("restore", "no-such-note-0000")
+
+
+# -- maintenance -----------------------------------------------------------------------------
+
+
+def test_doctor_reports_damaged_file_untouched(env):
+    ok("write", "Healthy", "--body", "fine")
+    assert ok_json("doctor")["damaged"] == []
+    broken = env.vault / "user" / "broken.md"
+    data = b"---\ntitle: [unclosed\n---\n\nbody\n"
+    broken.write_bytes(data)
+
+    result = run("doctor", "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["ok"] is False
+    (damaged,) = report["damaged"]
+    assert damaged["path"].endswith("broken.md") and damaged["error"]
+    assert broken.read_bytes() == data
+
+    plain = run("doctor")
+    assert plain.exit_code == 1 and "broken.md" in plain.stdout
+    # search still works around it and the file stays as it was
+    assert [h["title"] for h in ok_json("search", "fine")["hits"]] == ["Healthy"]
+    assert broken.read_bytes() == data
+
+
+def test_reindex_after_losing_the_index(env):
+    write_course()
+    ok("write", "Python 索引设计", "--body", "数据库索引与数据结构", "--tag", "db")
+    ok("write", "English note", "--body", "data structures in English")
+    before = ok_json("search", "数据")
+    assert len(before["hits"]) == 2
+    removed = [p for p in env.home.rglob("*") if p.is_file() and p.suffix in {".sqlite", ".db"}]
+    assert removed, list(env.home.rglob("*"))
+    for p in env.home.rglob("*"):
+        if p.is_file() and (p.suffix in {".sqlite", ".db"} or p.name.endswith(("-wal", "-shm"))):
+            p.unlink()
+    report = ok_json("reindex")
+    assert report["added"] + report["updated"] + report["unchanged"] >= 3
+    assert ok_json("search", "数据") == before
+    assert "scanned" in ok("refresh").stdout
+    assert ok_json("refresh")["damaged"] == []
+
+
+def test_init_and_status(env):
+    out = ok("init").stdout
+    assert str(env.vault) in out
+    assert env.vault.is_dir()
+    status = ok_json("status")
+    assert isinstance(status, dict) and str(env.vault) in json.dumps(status, ensure_ascii=False)
+
+
+def test_context_walks_relations(env):
+    target = ok_json("write", "线性代数（2026 秋）", "--type", "course")
+    course = write_course("--rel", "depends_on [[线性代数（2026 秋）]]")
+    doc = ok_json("context", f"memory://{course['permalink']}")
+    assert [n["permalink"] for n in doc["primary"]] == [course["permalink"]]
+    assert target["permalink"] in {r["permalink"] for r in doc["related"]}
+    assert "线性代数" in ok("context", f"memory://{course['permalink']}").stdout
+
+
+# -- hostile input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("title", ["../../etc/passwd", "/abs", "..", "a/../../b", "C:\\evil"])
+def test_titles_stay_inside_the_vault(env, title):
+    result = run("write", title, "--body", "x", "--json")
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    outside = {p for p in env.root.rglob("*") if env.vault not in p.parents and p != env.vault}
+    assert not any(p.name in {"passwd", "abs", "b", "evil"} or p.suffix == ".md" for p in outside), outside
+    if result.exit_code == 0:
+        note = json.loads(result.stdout)
+        written = (env.vault / note["path"]).resolve()
+        assert written.is_relative_to((env.vault / "user").resolve())
+        assert written.is_file()
+    else:
+        assert result.stderr.startswith("error: ")
+
+
+def test_folder_traversal_refused_or_contained(env):
+    result = run("write", "x", "--folder", "../../outside", "--json")
+    assert not (env.root / "outside").exists()
+    assert not (env.vault / "outside").exists()
+    if result.exit_code == 0:
+        path = (env.vault / json.loads(result.stdout)["path"]).resolve()
+        assert path.is_relative_to((env.vault / "user").resolve())
+    else:
+        assert result.stderr.startswith("error: ") and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("title", ["", "   "])
+def test_empty_title_is_a_clear_error(env, title):
+    result = failed("write", title, "--body", "x")
+    assert result.stderr.startswith("error: ")
+    assert md_files(env.vault / "user") == set()
+
+
+def test_huge_body(env):
+    big = env.root / "big.md"
+    body = ("长文本段落，测试索引容量。 filler words here\n" * 26000) + "结尾的独特词 zebracorn\n"
+    big.write_text(body, encoding="utf-8")
+    assert big.stat().st_size > 1_000_000
+    result = run("write", "Big note", "--body-file", str(big), "--json")
+    assert "Traceback" not in result.output
+    if result.exit_code != 0:
+        assert result.stderr.startswith("error: ")
+        return
+    note = json.loads(result.stdout)
+    assert len((env.vault / note["path"]).read_bytes()) > 1_000_000
+    # text past the first few thousand characters is searchable too
+    assert permalinks(ok_json("search", "zebracorn")) == [note["permalink"]]
+
+
+def test_missing_note_json_error(env):
+    result = run("--json", "read", "nope-1234")
+    assert result.exit_code == 3
+    assert json.loads(result.stdout) == {"error": {"code": "not_found", "message": result.stderr[7:].strip()}}
+
+
+def test_usage_errors_exit_2(env):
+    assert run("write").exit_code == 2
+    assert run("search", "--limit", "zero").exit_code == 2
+    assert run("no-such-command").exit_code == 2
+
+
+# -- help ------------------------------------------------------------------------------------
+
+
+def test_every_command_and_parameter_has_help():
+    group = get_command(app)
+    expected = {
+        "init", "write", "append", "edit", "read", "search", "list", "context", "delete",
+        "restore", "refresh", "reindex", "doctor", "status", "serve",
+    }  # fmt: skip
+    assert expected <= set(group.commands)
+    for name, command in group.commands.items():
+        assert (command.help or "").strip(), f"{name} has no help"
+        for param in command.params:
+            assert getattr(param, "help", None), f"{name} {param.name} has no help"
+        result = runner.invoke(app, [name, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.stdout, name
+    assert "--where" in runner.invoke(app, ["search", "--help"]).stdout
+    assert "$in" in runner.invoke(app, ["search", "--help"]).stdout
+
+
+# -- serve wiring (the server itself is tested with the MCP module) ---------------------------
+
+
+def test_serve_calls_the_mcp_module(env, monkeypatch):
+    calls: list[tuple] = []
+    fake = types.ModuleType("cairn.mcp_server")
+    fake.serve_stdio = lambda memory: calls.append(("stdio", memory.vault))  # type: ignore[attr-defined]
+    fake.serve_http = lambda memory, host, port, token=None: calls.append(("http", host, port, token))  # type: ignore[attr-defined]
+    fake.load_or_create_token = lambda home: calls.append(("token", Path(home))) or "tok-123"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "cairn.mcp_server", fake)
+    monkeypatch.setattr(cairn, "mcp_server", fake, raising=False)
+
+    result = ok("serve")
+    assert result.stdout == ""  # stdout is the MCP channel
+    assert calls == [("stdio", env.vault)] or Path(calls[0][1]).resolve() == env.vault.resolve()
+    calls.clear()
+    ok("serve", "--http", "--port", "9999")
+    assert calls[0][0] == "token" and calls[0][1].resolve() == env.home.resolve()
+    assert calls[1] == ("http", "127.0.0.1", 9999, "tok-123")
+
+
+# -- the real entry points -------------------------------------------------------------------
+
+
+def _proc_env(env) -> dict[str, str]:
+    return {
+        **os.environ,
+        "CAIRN_VAULT": str(env.vault),
+        "CAIRN_HOME": str(env.home),
+        "HOME": str(env.root / "home"),
+    }
+
+
+def test_entry_point_subprocess(env):
+    exe = str(BIN / "cairn")
+    e = _proc_env(env)
+    wrote = subprocess.run(
+        [exe, "write", "数据结构课", "--obs", "[teacher] 邓俊辉", "--json"],
+        capture_output=True,
+        env=e,
+        timeout=60,
+    )
+    assert wrote.returncode == 0, wrote.stderr.decode()
+    note = json.loads(wrote.stdout.decode("utf-8"))
+    found = subprocess.run([exe, "search", "数据", "--json"], capture_output=True, env=e, timeout=60)
+    assert found.returncode == 0
+    assert permalinks(json.loads(found.stdout.decode("utf-8"))) == [note["permalink"]]
+
+    # python -m cairn is the same program
+    mod = subprocess.run(
+        [sys.executable, "-m", "cairn", "read", note["permalink"]], capture_output=True, env=e, timeout=60
+    )
+    assert mod.returncode == 0 and mod.stdout == (env.vault / note["path"]).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "x", "--since", "yesterday-ish"],
+        ["search", "x", "--where", "confidence>>1"],
+        ["append", "missing-0000", "[a] b"],
+        ["write", ""],
+        ["edit", "missing-0000", "--find", "a", "--replace", "b"],
+    ],
+)
+def test_no_traceback_on_bad_input_subprocess(env, args):
+    proc = subprocess.run([str(BIN / "cairn"), *args], capture_output=True, env=_proc_env(env), timeout=60)
+    stderr = proc.stderr.decode("utf-8")
+    assert proc.returncode >= 2, (proc.returncode, stderr)
+    assert "Traceback" not in stderr
+    assert stderr.startswith(("error: ", "Usage: ")), stderr

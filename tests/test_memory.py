@@ -1,0 +1,273 @@
+"""The Memory service end to end on real files and a real SQLite index."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from cairn import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, Memory, NotFound, ScopeDenied
+from cairn.markdown import parse
+
+COURSE = dict(
+    type="course",
+    tags=["课程", "大二上"],
+    observations=["[teacher] 邓俊辉 #重要 (讲得快，坐前排)", "[deadline] 大作业 12 月第 2 周截止"],
+    relations=["belongs_to [[我的课表 2026 秋]]", '"depends on" [[线性代数（2026 秋）]] (先修)'],
+)
+
+
+def bump_mtime(path: Path) -> None:
+    """Make sure a hand edit is visible by mtime even on coarse-grained file systems."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def test_write_creates_a_note_in_the_documented_format(memory: Memory, vault: Path) -> None:
+    note = memory.write("数据结构（2026 秋）", **COURSE)
+    assert note.path == "user/数据结构（2026 秋）.md"
+    text = (vault / note.path).read_text(encoding="utf-8")
+    doc = parse(text)
+    assert doc.frontmatter["title"] == "数据结构（2026 秋）"
+    assert doc.frontmatter["permalink"] == note.permalink
+    assert note.permalink.startswith("数据结构-2026-秋-")
+    assert doc.frontmatter["tags"] == ["课程", "大二上"]
+    assert doc.frontmatter["origin"] == "test"
+    assert doc.frontmatter["created"] == doc.frontmatter["modified"]
+    assert [(o.category, o.content, o.tags, o.context) for o in doc.observations] == [
+        ("teacher", "邓俊辉", ("重要",), "讲得快，坐前排"),
+        ("deadline", "大作业 12 月第 2 周截止", (), None),
+    ]
+    assert [(r.type, r.target, r.context) for r in doc.relations if not r.inline] == [
+        ("belongs_to", "我的课表 2026 秋", None),
+        ("depends on", "线性代数（2026 秋）", "先修"),
+    ]
+    assert memory.read(note.permalink).text == text
+    assert memory.read(f"memory://{note.permalink}").path == note.path
+    assert memory.read(note.path).permalink == note.permalink
+    assert memory.read("数据结构（2026 秋）").permalink == note.permalink
+
+
+def test_times_carry_the_vault_offset(vault: Path, isolated_home: Path) -> None:
+    vault.mkdir(parents=True)
+    (vault / "cairn.toml").write_text('timezone = "+08:00"\n', encoding="utf-8")
+    with Memory.open(vault, home=isolated_home) as mem:
+        note = mem.write("Offset")
+    assert note.created.endswith("+08:00")
+
+
+def test_write_refuses_to_overwrite_unless_asked(memory: Memory, vault: Path) -> None:
+    first = memory.write("Travel", observations=["[pref] window seat"], fields={"custom": "kept"})
+    before = (vault / first.path).read_bytes()
+    with pytest.raises(AlreadyExists, match="already exists"):
+        memory.write("Travel", observations=["[pref] aisle seat"])
+    assert (vault / first.path).read_bytes() == before
+    time.sleep(1.1)
+    second = memory.write("Travel", observations=["[pref] aisle seat"], overwrite=True)
+    assert second.permalink == first.permalink
+    assert second.created == first.created
+    assert second.modified > first.modified
+    assert second.frontmatter["custom"] == "kept"
+    assert [o.content for o in second.observations] == ["aisle seat"]
+
+
+@pytest.mark.parametrize("title", ["../../etc/passwd", "/etc/passwd", "..", "a/../../b", "C:\\Windows\\x"])
+def test_titles_never_escape_the_scope_folder(memory: Memory, vault: Path, title: str) -> None:
+    try:
+        note = memory.write(title)
+    except InvalidInput:
+        return
+    resolved = (vault / note.path).resolve()
+    assert (vault / "user").resolve() in resolved.parents
+    assert resolved.parent == (vault / "user").resolve()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"title": ""}, "title is empty"),
+        ({"title": "x" * 500}, "characters"),
+        ({"title": "t", "observations": ["no category"]}, "category"),
+        ({"title": "t", "relations": ["just text"]}, "relation"),
+        ({"title": "t", "type": "two words"}, "type"),
+        ({"title": "t", "tags": ["a,b"]}, "tag"),
+        ({"title": "t", "folder": "../up"}, "folder"),
+        ({"title": "t", "body": "x" * (3 * 1024 * 1024)}, "MiB"),
+        ({"title": "t", "sensitivity": "secret"}, "sensitivity"),
+        ({"title": "t", "fields": {"permalink": "mine"}}, "permalink"),
+    ],
+)
+def test_bad_input_is_refused_and_writes_nothing(memory: Memory, vault: Path, kwargs: dict, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        memory.write(**kwargs)
+    assert [p for p in (vault / "user").rglob("*") if p.is_file()] == []
+
+
+def test_append_adds_observations_and_relations_and_never_creates(memory: Memory, vault: Path) -> None:
+    note = memory.write("Coffee", observations=["[pref] oat milk"])
+    memory.append(note.permalink, "[pref] no sugar #diet")
+    after = memory.append(note.permalink, "likes [[Cafe Nero]]")
+    assert [o.content for o in after.observations] == ["oat milk", "no sugar"]
+    assert any(r.target == "Cafe Nero" and not r.inline for r in after.relations)
+    with pytest.raises(NotFound, match="no note"):
+        memory.append("cofee-typo", "[pref] x")
+    with pytest.raises(InvalidInput):
+        memory.append(note.permalink, "plain words")
+    assert sorted(p.name for p in (vault / "user").iterdir()) == ["Coffee.md"]
+
+
+def test_edit_is_literal_and_checks_the_count(memory: Memory, vault: Path) -> None:
+    note = memory.write("Editor", observations=["[a] vim", "[b] vim again"])
+    path = vault / note.path
+    before = path.read_bytes()
+    with pytest.raises(EditMismatch, match="does not occur"):
+        memory.edit(note.permalink, "emacs", "nano")
+    with pytest.raises(EditMismatch, match="occurs 2 times"):
+        memory.edit(note.permalink, "vim", "helix")
+    with pytest.raises(InvalidInput, match="front matter"):
+        memory.edit(note.permalink, "title: Editor", "title: [broken")
+    assert path.read_bytes() == before
+    edited = memory.edit(note.permalink, "vim", "helix", expected=2)
+    assert [o.content for o in edited.observations] == ["helix", "helix again"]
+    assert memory.search("helix")[0].permalink == note.permalink
+    assert memory.search("vim") == []
+
+
+def test_delete_moves_to_trash_and_restore_brings_back(memory: Memory, vault: Path) -> None:
+    note = memory.write("Old plan", folder="tasks", observations=["[status] abandoned"])
+    memory.delete(note.permalink, reason="obsolete")
+    assert not (vault / note.path).exists()
+    trashed = vault / "user/.trash/tasks/Old plan.md"
+    assert parse(trashed.read_text(encoding="utf-8")).frontmatter["deleted_reason"] == "obsolete"
+    assert memory.search("abandoned") == []
+    assert memory.list() == []
+    with pytest.raises(NotFound):
+        memory.read(note.permalink)
+    restored = memory.restore(note.permalink)
+    assert restored.path == note.path and restored.permalink == note.permalink
+    assert "deleted" not in restored.frontmatter
+    assert not trashed.exists()
+    assert memory.search("abandoned")[0].permalink == note.permalink
+    with pytest.raises(NotFound):
+        memory.restore("never-was-1234")
+
+
+def test_hand_edits_are_seen_by_the_next_call(memory: Memory, vault: Path) -> None:
+    note = memory.write("Lunch", observations=["[pref] 喜欢吃面"])
+    path = vault / note.path
+    path.write_text(path.read_text(encoding="utf-8").replace("喜欢吃面", "喜欢吃饺子"), encoding="utf-8")
+    bump_mtime(path)
+    assert [h.permalink for h in memory.search("饺子")] == [note.permalink]
+    assert memory.search("吃面") == []
+    (vault / "user/Hand made.md").write_text("# Hand made\n\n- [fact] written in an editor\n", encoding="utf-8")
+    assert memory.search("editor")[0].title == "Hand made"
+    path.unlink()
+    assert memory.search("饺子") == []
+
+
+def test_permalink_survives_a_rename_and_a_move(memory: Memory, vault: Path) -> None:
+    note = memory.write("Gym", observations=["[habit] mornings"])
+    moved = vault / "user/health/Gym routine.md"
+    moved.parent.mkdir()
+    (vault / note.path).rename(moved)
+    again = memory.read(note.permalink)
+    assert again.path == "user/health/Gym routine.md"
+    assert memory.append(note.permalink, "[habit] three times a week").path == again.path
+
+
+def test_damaged_files_are_reported_left_alone_and_never_overwritten(memory: Memory, vault: Path) -> None:
+    memory.write("Fine", observations=["[a] still works"])
+    broken = vault / "user/Broken.md"
+    broken.write_bytes(b"---\ntitle: [unclosed\n---\nbody\n")
+    latin1 = vault / "user/Latin.md"
+    latin1.write_bytes("café".encode("latin-1"))
+    report = memory.doctor()
+    errors = {d.path: d.error for d in report.damaged}
+    assert set(errors) == {"user/Broken.md", "user/Latin.md"}
+    assert "YAML" in errors["user/Broken.md"] and "UTF-8" in errors["user/Latin.md"]
+    with pytest.raises(DamagedNote):
+        memory.write("Broken", observations=["[a] overwrite attempt"], overwrite=True)
+    assert broken.read_bytes() == b"---\ntitle: [unclosed\n---\nbody\n"
+    assert latin1.read_bytes() == "café".encode("latin-1")
+    assert memory.search("still works")[0].title == "Fine"
+    with pytest.raises(DamagedNote):
+        memory.read("user/Broken.md")
+
+
+def test_reindex_gives_the_same_results(memory: Memory, isolated_home: Path) -> None:
+    for i in range(30):
+        memory.write(f"笔记 {i} note", tags=[f"t{i % 3}"], observations=[f"[fact] 第 {i} 条 record number {i}"])
+    queries = ["笔记", "record", "第 1", "note 7", "t1"]
+    before = [[h.to_dict() for h in memory.search(q, limit=50)] for q in queries]
+    index_file = memory.index_path
+    memory.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index_file}{suffix}").unlink(missing_ok=True)
+    with Memory.open(memory.vault, home=isolated_home) as fresh:
+        fresh.refresh()
+        assert [[h.to_dict() for h in fresh.search(q, limit=50)] for q in queries] == before
+        report = fresh.reindex()
+        assert report.added == 30
+        assert [[h.to_dict() for h in fresh.search(q, limit=50)] for q in queries] == before
+
+
+def test_refresh_parses_only_changed_files(memory: Memory, vault: Path) -> None:
+    notes = [memory.write(f"n{i}", observations=[f"[a] v{i}"]) for i in range(5)]
+    time.sleep(2.1)  # past the window in which a file's mtime is not trusted
+    memory.refresh()
+    assert memory.refresh().unchanged == 5
+    path = vault / notes[0].path
+    path.write_text(path.read_text(encoding="utf-8") + "- [a] extra\n", encoding="utf-8")
+    bump_mtime(path)
+    os.utime(vault / notes[1].path)  # touched, same bytes
+    report = memory.refresh()
+    assert (report.updated, report.unchanged, report.added) == (1, 4, 0)
+
+
+def test_unchanged_note_keeps_its_bytes_through_reads_and_searches(memory: Memory, vault: Path) -> None:
+    hand = "---\ntitle: Hand\nweird_field:   {b: 1, a: 2}   # a comment\n---\n\n- [x] done item\n- [k] value"
+    (vault / "user/Hand.md").write_text(hand, encoding="utf-8")
+    memory.search("value")
+    memory.reindex()
+    assert memory.read("Hand").text == hand
+    assert (vault / "user/Hand.md").read_text(encoding="utf-8") == hand
+    appended = memory.append("Hand", "[k] more")
+    assert "weird_field:   {b: 1, a: 2}   # a comment\n" in appended.text
+
+
+def test_scopes_are_separate_folders_and_checked(vault: Path, isolated_home: Path) -> None:
+    with Memory.open(vault, home=isolated_home, scope="agent:bot", allow_scopes=["agent:bot"]) as bot:
+        note = bot.write("Bot fact", observations=["[a] bot only"])
+        assert note.path.startswith("agent-bot/")
+        with pytest.raises(ScopeDenied):
+            bot.search("anything", scope="user")
+        with pytest.raises(ScopeDenied):
+            bot.write("x", scope="user")
+    with Memory.open(vault, home=isolated_home, allow_scopes=["user", "agent:bot"]) as user:
+        assert user.search("bot only") == []
+        assert user.search("bot only", scope=["user", "agent:bot"])[0].scope == "agent:bot"
+
+
+def test_context_follows_relations_and_forward_references(memory: Memory) -> None:
+    course = memory.write("数据结构", relations=["belongs_to [[课表]]", "taught_by [[邓老师]]"])
+    context = memory.context(f"memory://{course.permalink}")
+    assert {r.target for r in context.unresolved} == {"课表", "邓老师"}
+    table = memory.write("课表", relations=["includes [[线性代数]]"])
+    memory.write("线性代数")
+    context = memory.context(f"memory://{course.permalink}", depth=2)
+    reached = {(n.note.title, n.depth, n.via) for n in context.related}
+    assert ("课表", 1, "belongs_to") in reached and ("线性代数", 2, "includes") in reached
+    assert [r.target for r in context.unresolved] == ["邓老师"]
+    back = memory.context(f"memory://{table.permalink}")
+    assert ("数据结构", "belongs_to") in {(n.note.title, n.via) for n in back.related}
+    wildcard = memory.context("memory://数据*", depth=0)
+    assert [n.title for n in wildcard.primary] == ["数据结构"]
+    with pytest.raises(NotFound):
+        memory.context("memory://nothing-*")
+
+
+def test_state_directory_may_not_live_in_the_vault(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="must not be inside the vault"):
+        Memory.open(tmp_path / "v", home=tmp_path / "v" / ".state")

@@ -1,0 +1,156 @@
+import re
+import sqlite3
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cairn.tokenize import index_text, is_cjk, query_terms, stem, tokens
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("数据结构", ["数", "数据", "据", "据结", "结", "结构", "构"]),
+        ("FTS5", ["fts5"]),
+        ("gpt-4o", ["gpt", "4o"]),
+        ("snake_case", ["snake", "case"]),
+        ("camelCase", ["camelcase"]),
+        ("Ｆｕｌｌ ｗｉｄｔｈ １２３", ["full", "width", "123"]),
+        ("café Straße naïve ÉCOLE", ["cafe", "strasse", "naive", "ecole"]),
+        ("用 Python 写 FTS5 索引", ["用", "python", "写", "fts5", "索", "索引", "引"]),
+        ("东京tower", ["东", "东京", "京", "tower"]),
+        ("数据，结构", ["数", "数据", "据", "结", "结构", "构"]),
+        ("hello 👋 world!!! 😀 ❤️ — …", ["hello", "world"]),
+        ("Привет, мир! Ελληνικά", ["привет", "мир", "ελληνικα"]),
+        ("", []),
+    ],
+)
+def test_tokens_examples(text, expected):
+    assert tokens(text) == expected
+
+
+def test_japanese_kana_including_prolonged_sound_mark():
+    assert tokens("カーテン") == ["カ", "カー", "ー", "ーテ", "テ", "テン", "ン"]
+    assert tokens("ひらがな") == ["ひ", "ひら", "ら", "らが", "が", "がな", "な"]
+    # The katakana middle dot is punctuation and breaks the run.
+    assert tokens("テスト・です") == ["テ", "テス", "ス", "スト", "ト", "で", "です", "す"]
+
+
+def test_half_width_katakana_is_normalized():
+    assert tokens("ｶﾀｶﾅ") == tokens("カタカナ")
+
+
+def test_korean_hangul_is_kept_whole_not_split_into_jamo():
+    assert tokens("한국어") == ["한", "한국", "국", "국어", "어"]
+
+
+def test_index_text_joins_tokens():
+    assert index_text("Hello, 世界!") == "hello 世 世界 界"
+
+
+def test_query_terms_use_bigrams_for_cjk_runs():
+    assert query_terms("数据结构课") == ["数据", "据结", "结构", "构课"]
+    assert query_terms("课") == ["课"]
+    assert set(query_terms("数据结构")) <= set(tokens("数据结构课"))
+
+
+def test_query_terms_drop_stopwords_unless_nothing_is_left():
+    assert query_terms("What is the FTS5 index?") == ["fts5", "index"]
+    assert query_terms("what is the") == ["what", "is", "the"]
+    assert query_terms("the 数据") == ["数据"]
+
+
+def test_query_terms_are_deduplicated_in_first_occurrence_order():
+    assert query_terms("search Search SEARCH 数据 数据") == ["search", "数据"]
+
+
+def test_is_cjk():
+    assert is_cjk("数据") and is_cjk("カタ") and is_cjk("한국") and is_cjk("ー")
+    assert not is_cjk("") and not is_cjk("fts5") and not is_cjk("数a")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("deployments", "deploy"),
+        ("deployed", "deploy"),
+        ("deploying", "deploy"),
+        ("deploy", "deploy"),
+        ("running", "run"),
+        ("runs", "run"),
+        ("hoping", "hope"),
+        ("agreed", "agree"),
+        ("caresses", "caress"),
+        ("government", "govern"),
+        ("thing", "thing"),
+        ("bus", "bus"),
+        ("数据", "数据"),
+        ("4096", "4096"),
+    ],
+)
+def test_stem(word, expected):
+    assert stem(word) == expected
+
+
+def test_stem_conflates_inflections():
+    assert stem("studies") == stem("study") == stem("studied")
+    assert stem("notes") == stem("note")
+
+
+def test_stem_option_applies_to_index_and_query():
+    assert tokens("Running deployments 数据", stem=True) == ["run", "deploy", "数", "数据", "据"]
+    assert query_terms("the deployments", stem=True) == ["deploy"]
+
+
+def test_tokens_survive_fts5_unicode61_whole():
+    text = "用 Python 写 FTS5 索引 café カーテン 한국어 Ελληνικά हिन्दी"
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, row)")
+    db.execute("INSERT INTO t VALUES (?)", (index_text(text),))
+    assert {row[0] for row in db.execute("SELECT term FROM v")} == set(tokens(text))
+    match = " ".join(f'"{term}"' for term in query_terms("数据结构 写索引"))
+    db.execute("INSERT INTO t VALUES (?)", (index_text("写索引的数据结构课"),))
+    assert db.execute("SELECT count(*) FROM t WHERE t MATCH ?", (match,)).fetchone() == (1,)
+
+
+# Property tests. The alphabet leans on the scripts the tokenizer cares about.
+_mixed = st.text(
+    st.one_of(
+        st.characters(),
+        st.sampled_from("数据结构课用写索引カーテンひらがな한국어ｶﾀ　ａＢ１éß，。!- _\n"),
+        st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+    ),
+    max_size=60,
+)
+
+
+@given(_mixed)
+def test_every_token_is_a_whole_unicode61_token(text):
+    for token in tokens(text):
+        assert token and token.isalnum() and " " not in token
+
+
+@given(_mixed)
+def test_tokenizing_is_deterministic(text):
+    assert tokens(text) == tokens(text)
+    assert query_terms(text) == query_terms(text)
+
+
+@given(_mixed, st.booleans())
+def test_query_terms_are_a_subset_of_index_tokens(text, use_stem):
+    assert set(query_terms(text, stem=use_stem)) <= set(tokens(text, stem=use_stem))
+
+
+@given(st.text(st.characters(min_codepoint=0, max_codepoint=0x7F), max_size=80))
+def test_index_text_is_idempotent_for_ascii(text):
+    once = index_text(text)
+    assert index_text(once) == once
+    assert re.fullmatch(r"[a-z0-9 ]*", once)
+
+
+@given(st.from_regex(r"[a-z]{1,12}", fullmatch=True))
+def test_stem_never_empty_and_stable_on_ascii_words(word):
+    result = stem(word)
+    assert result and result.isalpha()
