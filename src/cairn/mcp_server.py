@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import CairnError, NotFound
+from .errors import CairnError, InvalidInput, NotFound
 from .markdown import format_observation, format_relation
 from .memory import Memory
 from .models import Note
@@ -501,7 +501,7 @@ class BearerAuth:
 def http_app(memory: Memory, token: str, *, host: str = "127.0.0.1") -> ASGIApp:
     """The streamable HTTP app (endpoint ``/mcp``) behind the bearer-token check."""
     if not token:
-        raise CairnError("An HTTP server needs a non-empty token.")
+        raise InvalidInput("an HTTP server needs a non-empty token")
     app = build_server(memory).streamable_http_app(host=host)
     return BearerAuth(app, token)
 

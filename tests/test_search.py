@@ -1,0 +1,150 @@
+"""Search through the Memory service: filters, ranking, snippets, relations, visibility."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cairn import InvalidInput, Memory
+
+
+@pytest.fixture
+def filled(memory: Memory) -> Memory:
+    for i in range(12):
+        memory.write(f"Filler {i}", observations=[f"[misc] unrelated entry number {i}"])
+    return memory
+
+
+def titles(hits) -> list[str]:
+    return [h.title for h in hits]
+
+
+def test_field_weights_title_over_tags_over_body(filled: Memory) -> None:
+    filled.write("Body mention", observations=["[note] the word zephyr appears here"])
+    filled.write("Tagged", tags=["zephyr"], observations=["[note] nothing else"])
+    filled.write("Zephyr", observations=["[note] the name says it"])
+    assert titles(filled.search("zephyr")) == ["Zephyr", "Tagged", "Body mention"]
+
+
+def test_chinese_partial_words_and_mixed_language(filled: Memory) -> None:
+    filled.write("数据结构（2026 秋）", tags=["课程"], observations=["[teacher] 邓俊辉"])
+    filled.write("Python 作业", tags=["homework"], observations=["[task] 用 Python 写 FTS5 索引"])
+    assert titles(filled.search("数据"))[0] == "数据结构（2026 秋）"
+    assert titles(filled.search("数据结构课"))[0] == "数据结构（2026 秋）"
+    assert titles(filled.search("结构"))[0] == "数据结构（2026 秋）"
+    assert titles(filled.search("python 索引"))[0] == "Python 作业"
+    assert titles(filled.search("ＰＹＴＨＯＮ"))[0] == "Python 作业"  # full-width folds to ASCII
+    assert titles(filled.search("homew"))[0] == "Python 作业"  # a prefix of a word
+
+
+def test_snippet_is_the_hit_line_with_its_neighbours(filled: Memory) -> None:
+    note = filled.write(
+        "Trip", observations=["[plan] fly on monday", "[hotel] booked the Marigold inn", "[plan] return friday"]
+    )
+    hit = filled.search("marigold")[0]
+    lines = (filled.vault / note.path).read_text(encoding="utf-8").splitlines()
+    assert lines[hit.line - 1] == "- [hotel] booked the Marigold inn"
+    assert hit.snippet.splitlines() == lines[hit.line - 2 : hit.line + 1]
+    assert hit.path == note.path
+
+
+def test_ties_break_by_modified_then_permalink(memory: Memory, vault: Path) -> None:
+    a = memory.write("Same A", observations=["[k] identical words"])
+    b = memory.write("Same B", observations=["[k] identical words"])
+    for note, stamp in ((a, "2026-01-01T00:00:00+00:00"), (b, "2026-02-01T00:00:00+00:00")):
+        path = vault / note.path
+        path.write_text(path.read_text(encoding="utf-8").replace(note.modified, stamp), encoding="utf-8")
+    body_hits = memory.search("identical")
+    assert body_hits[0].score == body_hits[1].score
+    assert titles(body_hits) == ["Same B", "Same A"]
+    assert [h.to_dict() for h in memory.search("identical")] == [h.to_dict() for h in body_hits]
+
+
+def test_structural_filters(memory: Memory, vault: Path) -> None:
+    memory.write("Linear algebra", type="course", folder="courses", tags=["math", "线代"], fields={"credits": 4, "status": "active"})
+    memory.write("Calculus", type="course", folder="courses/old", tags=["math"], fields={"credits": 5, "status": "done"})
+    memory.write("Math club", type="note", tags=["math"], fields={"status": "active"})
+    assert titles(memory.search("", type="course")) == titles(memory.search("", folder="courses"))
+    assert set(titles(memory.search("", type="course"))) == {"Linear algebra", "Calculus"}
+    assert titles(memory.search("", folder="courses/old")) == ["Calculus"]
+    assert titles(memory.search("", tags=["math", "线代"])) == ["Linear algebra"]
+    assert titles(memory.search("", tags=["MATH", "#线代"])) == ["Linear algebra"]
+    assert set(titles(memory.search("", where={"status": "active"}))) == {"Linear algebra", "Math club"}
+    assert titles(memory.search("", where={"credits": {"$gt": 4}})) == ["Calculus"]
+    assert titles(memory.search("", where={"credits": {"$gte": 4, "$lt": 5}})) == ["Linear algebra"]
+    assert set(titles(memory.search("", where={"status": {"$in": ["done", "active"]}}))) == {
+        "Linear algebra", "Calculus", "Math club"}
+    assert set(titles(memory.search("", where={"status": {"$ne": "active"}}))) == {"Calculus"}
+    with pytest.raises(InvalidInput, match="unknown operator"):
+        memory.search("", where={"credits": {"$regex": "x"}})
+    with pytest.raises(InvalidInput, match="field name"):
+        memory.search("", where={"bad'name": 1})
+
+
+def test_time_ranges(memory: Memory, vault: Path) -> None:
+    old = memory.write("Old note", observations=["[k] timeline"])
+    memory.write("New note", observations=["[k] timeline"])
+    path = vault / old.path
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        .replace(old.modified, "2025-03-01T12:00:00+08:00")
+        .replace(f"created: {old.created}", "created: 2025-01-01T00:00:00+08:00"),
+        encoding="utf-8",
+    )
+    assert titles(memory.search("timeline", since="30d")) == ["New note"]
+    assert titles(memory.search("timeline", until="2025-03-01")) == ["Old note"]
+    assert titles(memory.search("timeline", since="2025-02-01", until="2025-03-02")) == ["Old note"]
+    assert titles(memory.search("timeline", created_until="2025-06-01")) == ["Old note"]
+    with pytest.raises(InvalidInput, match="ISO date"):
+        memory.search("timeline", since="yesterday-ish")
+
+
+def test_sensitive_notes_only_when_asked(memory: Memory) -> None:
+    memory.write("Health", sensitivity="sensitive", observations=["[med] allergy to penicillin"])
+    assert memory.search("penicillin") == []
+    hits = memory.search("penicillin", include_sensitive=True)
+    assert titles(hits) == ["Health"] and hits[0].sensitive
+
+
+def test_related_is_one_hop_both_ways(memory: Memory) -> None:
+    memory.write("课表", observations=["[k] 周二"], relations=["includes [[数据结构]]", "includes [[Not yet]]"])
+    memory.write("数据结构", observations=["[k] 周二上午"])
+    hit = next(h for h in memory.search("周二") if h.title == "课表")
+    assert [(r.target, r.permalink is not None, r.direction) for r in hit.related] == [
+        ("数据结构", True, "out"), ("Not yet", False, "out")]
+    other = next(h for h in memory.search("周二") if h.title == "数据结构")
+    assert [(r.target, r.direction) for r in other.related] == [("课表", "in")]
+
+
+def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:
+    filled.write("Log", observations=["[a] kiwi one", "[b] nothing", "[c] kiwi two"])
+    hits = filled.search("kiwi", granularity="line")
+    assert sorted(h.line for h in hits) == [15, 17]
+    assert all(h.title == "Log" for h in hits)
+
+
+def test_queries_with_nothing_to_match(filled: Memory) -> None:
+    assert filled.search("？！…") == []
+    assert filled.search("quixotic") == []
+    assert len(filled.search("", limit=5)) == 5
+    with pytest.raises(InvalidInput, match="limit"):
+        filled.search("x", limit=0)
+
+
+def test_long_notes_are_searchable_to_the_end(memory: Memory) -> None:
+    body = "\n".join(f"line {i} filler text 填充" for i in range(5000)) + "\nthe final needle 终点"
+    memory.write("Long", body=body)
+    hit = memory.search("needle")[0]
+    assert hit.title == "Long" and "needle" in hit.snippet
+    assert memory.search("终点")[0].title == "Long"
+
+
+def test_search_is_deterministic_across_processes_of_the_index(memory: Memory, isolated_home: Path) -> None:
+    for i in range(20):
+        memory.write(f"Doc {i:02d}", observations=[f"[k] shared words {'alpha' if i % 2 else 'beta'}"])
+    first = [h.to_dict() for h in memory.search("shared alpha", limit=20)]
+    with Memory.open(memory.vault, home=isolated_home) as other:
+        assert [h.to_dict() for h in other.search("shared alpha", limit=20)] == first
+    os.environ.pop("CAIRN_NOTHING", None)
