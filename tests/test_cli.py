@@ -343,6 +343,24 @@ def test_reindex_after_losing_the_index(env):
     assert ok_json("refresh")["damaged"] == []
 
 
+def test_reindex_progress_on_a_terminal(env, monkeypatch):
+    for i in range(3):
+        ok("write", f"Bulk {i}", "--folder", "bulk", "--body", f"item {i}")
+    seen: list[tuple[int, int]] = []
+    original = cli._ProgressBar.__call__
+
+    def spy(self, done: int, total: int) -> None:
+        seen.append((done, total))
+        original(self, done, total)
+
+    monkeypatch.setattr(cli._ProgressBar, "__call__", spy)
+    monkeypatch.setattr(cli, "PROGRESS_MIN_NOTES", 1)
+    monkeypatch.setattr(cli, "_is_terminal", lambda: True)
+    out = ok("reindex").stdout
+    assert seen and seen[-1] == (3, 3)
+    assert "scanned 3" in out
+
+
 def test_init_and_status(env):
     out = ok("init").stdout
     assert str(env.vault) in out
@@ -492,6 +510,14 @@ def test_entry_point_subprocess(env):
     found = subprocess.run([exe, "search", "数据", "--json"], capture_output=True, env=e, timeout=60)
     assert found.returncode == 0
     assert permalinks(json.loads(found.stdout.decode("utf-8"))) == [note["permalink"]]
+
+    # JSON is UTF-8 even when the locale asks for ASCII
+    ascii_env = {**e, "PYTHONIOENCODING": "ascii", "LC_ALL": "C"}
+    shown = subprocess.run(
+        [exe, "--json", "read", note["permalink"]], capture_output=True, env=ascii_env, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr.decode()
+    assert "邓俊辉".encode() in shown.stdout
 
     # python -m cairn is the same program
     mod = subprocess.run(

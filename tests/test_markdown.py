@@ -59,8 +59,9 @@ custom_field: 'kept as is'   # comments are kept too
 - mentions [[Foo]]
 """
 
-settings.register_profile("cairn", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("cairn")
+# Per test, not a global profile: this module must not change other modules' hypothesis settings.
+grammar_settings = settings(max_examples=200, deadline=None)
+note_settings = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _fm_lines(text: str) -> list[str]:
@@ -86,7 +87,16 @@ def _without_key(lines: list[str], key: str) -> list[str]:
 def test_parse_sample():
     doc = parse(SAMPLE)
     assert doc.has_frontmatter
-    assert list(doc.frontmatter) == ["title", "type", "permalink", "tags", "created", "list", "desc", "custom_field"]
+    assert list(doc.frontmatter) == [
+        "title",
+        "type",
+        "permalink",
+        "tags",
+        "created",
+        "list",
+        "desc",
+        "custom_field",
+    ]
     assert doc.frontmatter["created"] == "2026-09-20T10:00:00+08:00"
     assert doc.frontmatter["tags"] == ["课程", "大二上"]
     assert doc.frontmatter["desc"] == "hello\nworld\n"
@@ -157,7 +167,10 @@ def test_yaml_error_names_the_file_line():
     [
         ("- [fact] text", Observation("fact", "text")),
         ("  * [多 词 类别]   some   text  ", Observation("多 词 类别", "some text")),
-        ("- [lang] C# and a.html#x are not tags #real", Observation("lang", "C# and a.html#x are not tags", ("real",))),
+        (
+            "- [lang] C# and a.html#x are not tags #real",
+            Observation("lang", "C# and a.html#x are not tags", ("real",)),
+        ),
         ("- [t] #a text #b #a", Observation("t", "text", ("a", "b"))),
         ("- [t] call f(x)", Observation("t", "call f(x)")),
         ("- [t] text (outer (inner) ctx)", Observation("t", "text", (), "outer (inner) ctx")),
@@ -211,7 +224,9 @@ def test_format_relation_quotes_multiword_types():
 
 
 def test_specs():
-    assert parse_observation_spec("[fact] 喜欢 Python #lang (2026)") == Observation("fact", "喜欢 Python", ("lang",), "2026")
+    assert parse_observation_spec("[fact] 喜欢 Python #lang (2026)") == Observation(
+        "fact", "喜欢 Python", ("lang",), "2026"
+    )
     assert parse_observation_spec("  - [fact] x ") == Observation("fact", "x")
     assert parse_relation_spec('"depends on" [[X]]') == Relation("depends on", "X")
     assert parse_relation_spec("- rel [[X]] (c)") == Relation("rel", "X", "c")
@@ -235,15 +250,16 @@ def test_inline_links():
     assert inline_links(text) == ["X", "Y", "Z", "W"]
 
 
-_WORD_CHARS = st.characters(
-    blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), blacklist_characters="#()[]"
-)
-words = st.text(_WORD_CHARS, min_size=1, max_size=8)
+# Sampled alphabets keep generation fast; they still mix CJK, full-width punctuation, emoji and
+# the characters the grammar treats specially (but never #, ( ), [ ] or whitespace inside words).
+WORD_ALPHABET = "abcXYZ019_-.:/|!?&*+=<>@$%^~`;'\"数据结构课程秋重要讲得快，（）。é🙂"
+words = st.text(st.sampled_from(WORD_ALPHABET), min_size=1, max_size=8)
 phrase = st.lists(words, min_size=1, max_size=5).map(" ".join)
-tags = st.lists(st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), blacklist_characters="#(),"), min_size=1, max_size=6), max_size=4, unique=True)  # fmt: skip
+tags = st.lists(words, max_size=4, unique=True)
 categories = phrase.filter(lambda c: c not in ("x", "X"))
 
 
+@grammar_settings
 @given(categories, phrase, tags, st.none() | phrase)
 def test_observation_round_trip(category, content, tag_list, context):
     line = "- " + format_observation(category, content, tag_list, context)
@@ -251,10 +267,13 @@ def test_observation_round_trip(category, content, tag_list, context):
     assert parse_relation(line) is None
 
 
-relation_types = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters='"[]'), min_size=1, max_size=10).map(str.strip).filter(bool)  # fmt: skip
-targets = st.text(_WORD_CHARS.filter(lambda c: c not in "|"), min_size=1, max_size=10)
+relation_types = st.text(st.sampled_from(WORD_ALPHABET.replace('"', "") + " #'\t"), min_size=1, max_size=10)
+relation_types = relation_types.map(str.strip).filter(bool)
+targets = st.text(st.sampled_from(WORD_ALPHABET.replace("|", "") + " "), min_size=1, max_size=10)
+targets = targets.map(str.strip).filter(bool)
 
 
+@grammar_settings
 @given(relation_types, targets, st.none() | phrase)
 def test_relation_round_trip(rel_type, target, context):
     line = "- " + format_relation(rel_type, target, context)
@@ -289,12 +308,32 @@ def test_set_fields_surgical_on_sample():
     assert set_fields(SAMPLE, {}, remove=["missing"]) == SAMPLE
 
 
+def test_set_fields_keeps_comment_of_one_line_value():
+    text = "---\ntitle: 数据结构（秋）  # 标题 comment\ntags: [a]   # t\n---\n"
+    assert set_fields(text, {"title": "新", "tags": ["课程", "b"]}) == (
+        "---\ntitle: 新  # 标题 comment\ntags: [课程, b]   # t\n---\n"
+    )
+    assert (
+        set_fields(text, {"tags": {"k": "v"}})
+        == "---\ntitle: 数据结构（秋）  # 标题 comment\ntags:\n  k: v\n---\n"
+    )
+
+
+def test_set_fields_leaves_unchanged_values_as_written():
+    text = '---\ntitle: "T"  # c\ntags:\n- a\nn: 1\n---\n'
+    assert set_fields(text, {"title": "T", "tags": ["a"], "n": 1}) == text
+    assert set_fields(text, {"n": True}) == '---\ntitle: "T"  # c\ntags:\n- a\nn: true\n---\n'
+
+
 def test_set_fields_without_frontmatter_and_crlf():
     assert set_fields("# T\r\nbody", {"title": "T"}) == "---\r\ntitle: T\r\n---\r\n# T\r\nbody"
     assert set_fields("", {"a": [1, 2]}) == "---\na: [1, 2]\n---\n"
     assert set_fields("\ufeff# T\n", {"a": 1}) == "\ufeff---\na: 1\n---\n# T\n"
     crlf = "---\r\na: 1\r\nb: 2\r\n---\r\nbody"
-    assert set_fields(crlf, {"a": {"k": [1]}, "c": "x"}) == "---\r\na:\r\n  k: [1]\r\nb: 2\r\nc: x\r\n---\r\nbody"
+    assert (
+        set_fields(crlf, {"a": {"k": [1]}, "c": "x"})
+        == "---\r\na:\r\n  k: [1]\r\nb: 2\r\nc: x\r\n---\r\nbody"
+    )
 
 
 def test_set_fields_flow_frontmatter_and_duplicates():
@@ -313,11 +352,28 @@ yaml_scalars = (
     | st.integers()
     | st.floats(allow_nan=False)
     | st.text(max_size=20)
-    | st.sampled_from(["yes", "no", "null", "~", "2026-09-20T10:00:00+08:00", "2026-09-20", "- x", "a: b", "#c", "---", "'q'", "1e3"])  # fmt: skip
+    | st.sampled_from(
+        [
+            "yes",
+            "no",
+            "null",
+            "~",
+            "2026-09-20T10:00:00+08:00",
+            "2026-09-20",
+            "- x",
+            "a: b",
+            "#c",
+            "---",
+            "'q'",
+            "1e3",
+        ]
+    )
 )
 yaml_values = st.recursive(
     yaml_scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(min_size=1, max_size=6), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(min_size=1, max_size=6), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 keys = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
@@ -326,8 +382,17 @@ keys = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 @st.composite
 def notes(draw):
     """Hand-written-looking notes: known and unknown fields in random order and quoting styles."""
-    title = draw(st.text(st.sampled_from("数据结构课表秋abcXYZ 0123-_（）"), min_size=1, max_size=15).map(str.strip).filter(bool))  # fmt: skip
-    fields = {"title": title, "permalink": "p-a3f2", "tags": draw(st.lists(words, max_size=3)), "created": "2026-09-20T10:00:00+08:00"}  # fmt: skip
+    title = draw(
+        st.text(st.sampled_from("数据结构课表秋abcXYZ 0123-_（）"), min_size=1, max_size=15)
+        .map(str.strip)
+        .filter(bool)
+    )
+    fields = {
+        "title": title,
+        "permalink": "p-a3f2",
+        "tags": draw(st.lists(words, max_size=3)),
+        "created": "2026-09-20T10:00:00+08:00",
+    }
     fields |= draw(st.dictionaries(keys.filter(lambda k: k not in fields), yaml_scalars, max_size=4))
     if draw(st.booleans()):
         fields["modified"] = "2026-09-21T08:00:00+08:00"
@@ -335,14 +400,20 @@ def notes(draw):
     lines = []
     for key, value in items:
         style = draw(st.sampled_from(["dump", "json", "comment"]))
-        if style == "json" and isinstance(value, str):
+        if style == "json" and isinstance(value, str) and value.isprintable():
             lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
         else:
             block = set_fields("", {key: value}).split("\n")[1:-2]
-            lines += block[:-1] + [block[-1] + ("  # 备注 note" if style == "comment" and len(block) == 1 else "")]
+            lines += block[:-1] + [
+                block[-1] + ("  # 备注 note" if style == "comment" and len(block) == 1 else "")
+            ]
     obs = draw(st.lists(st.tuples(categories, phrase, tags), max_size=3))
     body = "\n".join(f"- {format_observation(c, t, tg)}" for c, t, tg in obs)
-    text = "---\n" + "\n".join(lines) + f"\n---\n\n# {title}\n\n{body}\n- rel [[Target]]\n"
+    text = (
+        "---\n"
+        + "\n".join(lines)
+        + f"\n---\n\n# {title}\n\n## Observations\n{body}\n\n## Relations\n- rel [[Target]]\n"
+    )
     if draw(st.booleans()):
         text = text.replace("\n", "\r\n")
     if draw(st.booleans()):
@@ -350,6 +421,7 @@ def notes(draw):
     return text, dict(items)
 
 
+@note_settings
 @given(notes(), yaml_values)
 def test_set_fields_touches_only_its_key(note, value):
     text, fields = note
@@ -364,12 +436,14 @@ def test_set_fields_touches_only_its_key(note, value):
         assert "\n" not in out.replace("\r\n", "")
 
 
+@note_settings
 @given(notes(), keys, yaml_values)
 def test_set_fields_round_trips_any_value(note, key, value):
     text, fields = note
     assert parse(set_fields(text, {key: value})).frontmatter[key] == value
 
 
+@note_settings
 @given(
     st.dictionaries(keys, yaml_values, max_size=5),
     st.text(st.sampled_from("数据结构abc XYZ#[]"), min_size=1, max_size=12).map(str.strip).filter(bool),
@@ -414,7 +488,7 @@ def test_append_to_existing_section():
     assert out == SAMPLE + "- cites [[Y]]\n"
     out = append_to_section(SAMPLE, "observations", "[new] item")
     assert out.replace("- [new] item\n", "", 1) == SAMPLE
-    assert out.index("- [new] item") > out.index("```\n\n## Relations") - 1 > 0
+    assert "```\n- [new] item\n\n## Relations" in out
     assert parse(out).observations[-1].content == "item"
 
 
@@ -434,13 +508,17 @@ def test_append_creates_section_and_handles_endings():
     assert append_to_section("", "Relations", "r [[X]]") == "## Relations\n- r [[X]]\n"
     crlf = "---\r\na: 1\r\n---\r\n## Observations\r\n- [a] b"
     assert append_to_section(crlf, "Observations", "[c] d") == crlf + "\r\n- [c] d\r\n"
-    assert append_to_section("\ufeff# T\r\n", "Relations", "r [[X]]") == "\ufeff# T\r\n\r\n## Relations\r\n- r [[X]]\r\n"
+    assert (
+        append_to_section("\ufeff# T\r\n", "Relations", "r [[X]]")
+        == "\ufeff# T\r\n\r\n## Relations\r\n- r [[X]]\r\n"
+    )
     fenced = "```\n## Observations\n```\n"
     assert append_to_section(fenced, "Observations", "[a] b") == fenced + "\n## Observations\n- [a] b\n"
     with pytest.raises(InvalidInput):
         append_to_section("x", "Observations", "a\nb")
 
 
+@note_settings
 @given(notes(), categories, phrase)
 def test_append_keeps_other_bytes(note, category, content):
     text, _ = note

@@ -7,7 +7,7 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -41,19 +41,6 @@ HIT_KEYS = {"permalink", "title", "type", "tags", "modified", "path", "line", "s
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _no_real_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "default-home"))
-    monkeypatch.delenv("CAIRN_VAULT", raising=False)
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> Iterator[Memory]:
-    m = Memory.open(tmp_path / "vault", home=tmp_path / "home")
-    yield m
-    m.close()
 
 
 @asynccontextmanager
@@ -309,7 +296,6 @@ async def test_bad_arguments_are_tool_errors_not_crashes(memory: Memory) -> None
         assert (await call(client, "memory_search", query=""))["hits"] == []
 
 
-@pytest.mark.xfail(reason="Memory does not refuse credentials yet (DESIGN section 7)", strict=True)
 async def test_a_credential_is_refused(memory: Memory) -> None:
     async with connect(memory) as client:
         message = await call_error(

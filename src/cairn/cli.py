@@ -4,7 +4,8 @@ Each command parses its arguments, makes one ``Memory`` call and formats the res
 on a terminal, plain text in a pipe, JSON with ``--json``. ``CairnError`` is caught here and only
 here: ``error: <message>`` on stderr and the error's ``exit_code``.
 
-Rich and the Memory engine are imported inside the commands so that ``cairn --help`` starts fast.
+Rich (tables, progress) and the MCP server are imported only where they are used, and the plain
+Click help formatter is used, so that ``cairn --help`` and ``cairn search`` start fast.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from .models import Note
 from .vault import iso_to_ts
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0)  # title > permalink > tags > body (DESIGN section 4)
 
 _SCHEMA = """

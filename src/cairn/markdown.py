@@ -69,6 +69,7 @@ _TAG = re.compile(r"(?<!\S)#([^\s#(),]++)(?!#)")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"(#{1,6})(?:[ \t]+(.*?))?[ \t]*")
 _CHECKBOX = {" ", "x", "X"}
+_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,12 @@ def _outside_fences(lines: Sequence[str], start: int) -> Iterator[tuple[int, str
                 fence = m.group(1)
             else:
                 yield i, content
-        elif m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not content[m.end() :].strip():
+        elif (
+            m
+            and m.group(1)[0] == fence[0]
+            and len(m.group(1)) >= len(fence)
+            and not content[m.end() :].strip()
+        ):
             fence = ""
 
 
@@ -191,9 +197,13 @@ def parse(text: str) -> Document:
 def _dump_lines(mapping: Mapping[str, Any], nl: str) -> list[str]:
     try:
         out = yaml.dump(
-            dict(mapping), Dumper=_Dumper, allow_unicode=True, sort_keys=False,
-            default_flow_style=False, width=1 << 30,
-        )  # fmt: skip
+            dict(mapping),
+            Dumper=_Dumper,
+            allow_unicode=True,
+            sort_keys=False,
+            default_flow_style=False,
+            width=1 << 30,
+        )
     except yaml.YAMLError as exc:
         raise InvalidInput(f"cannot write these front matter values as YAML: {exc}") from exc
     return [line + nl for line in out.split("\n")[:-1]]
@@ -210,7 +220,7 @@ def _end_line(node: yaml.Node) -> int:
 def _key_spans(lines: list[str], close: int) -> dict[str, list[tuple[int, int, str]]] | None:
     """Map each top-level key to its (start, end, trailing comment) line spans, or None when the
     front matter is not one-key-per-line block YAML and cannot be edited line by line."""
-    root = yaml.compose("".join(lines[1:close]), Loader=yaml.SafeLoader)  # pure Python: columns in chars
+    root = yaml.compose("".join(lines[1:close]), Loader=_Loader)
     if root is None:
         return {}
     if not isinstance(root, yaml.MappingNode) or root.flow_style:
@@ -269,6 +279,9 @@ def set_fields(text: str, updates: Mapping[str, Any], remove: Iterable[str] = ()
     deleted: set[int] = set()
     appended: list[str] = []
     for key, value in updates.items():
+        old = doc.frontmatter.get(key, _MISSING)
+        if type(old) is type(value) and old == value and len(spans.get(key, ())) == 1:
+            continue  # unchanged: keep the hand-written spelling
         new = _dump_lines({key: value}, nl)
         if key not in spans:
             appended += new
@@ -432,7 +445,9 @@ def parse_relation(line: str) -> Relation | None:
     return Relation(rel_type, target, context)
 
 
-def format_observation(category: str, content: str, tags: Sequence[str] = (), context: str | None = None) -> str:
+def format_observation(
+    category: str, content: str, tags: Sequence[str] = (), context: str | None = None
+) -> str:
     """``[category] content #tag1 #tag2 (context)``, without the leading ``- ``."""
     text = f"[{category.strip()}] {content.strip()}" + "".join(f" #{t.lstrip('#')}" for t in tags)
     return f"{text} ({context.strip()})" if context and context.strip() else text
@@ -448,7 +463,9 @@ def format_relation(type: str, target: str, context: str | None = None) -> str:
     if not type or '"' in type or "\n" in type:
         raise InvalidInput(f"relation type must be non-empty, one line and without '\"': {type!r}")
     if not target or re.search(r"[\[\]|#\r\n]", target):
-        raise InvalidInput(f"relation target must be non-empty and without [ ] | # or line breaks: {target!r}")
+        raise InvalidInput(
+            f"relation target must be non-empty and without [ ] | # or line breaks: {target!r}"
+        )
     if re.search(r"\s|\[", type) or type[0] in "#'":
         type = f'"{type}"'
     text = f"{type} [[{target}]]"
@@ -471,7 +488,9 @@ def parse_observation_spec(spec: str) -> Observation:
     body = _strip_bullet(spec, "observation")
     m = re.match(r"\[([^\[\]]*)\]", body)
     if not m or not m.group(1).strip() or m.group(1) in _CHECKBOX:
-        raise InvalidInput(f"an observation starts with a [category], e.g. '[fact] text #tag (context)': {spec!r}")
+        raise InvalidInput(
+            f"an observation starts with a [category], e.g. '[fact] text #tag (context)': {spec!r}"
+        )
     obs = parse_observation(f"- {body}")
     if obs is None:
         raise InvalidInput(f"an observation needs text after its [category]: {spec!r}")
@@ -486,7 +505,9 @@ def parse_relation_spec(spec: str) -> Relation:
     """
     rel = parse_relation(f"- {_strip_bullet(spec, 'relation')}")
     if rel is None:
-        raise InvalidInput(f"a relation looks like 'type [[Target]] (context)' or '\"two words\" [[Target]]': {spec!r}")
+        raise InvalidInput(
+            f"a relation looks like 'type [[Target]] (context)' or '\"two words\" [[Target]]': {spec!r}"
+        )
     return rel
 
 

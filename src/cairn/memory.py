@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import math
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import markdown, tokenize
+from . import guard, markdown, tokenize
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
 from .index import Filters, Index, Row, match_expression
 from .models import (
@@ -181,6 +182,7 @@ class Memory:
                 raise InvalidInput(f"field {name!r} is set by Cairn or by its own parameter, not through fields")
         sensitivity = _sensitivity(sensitivity or str(extra.pop("sensitivity", "") or "") or "normal")
         _check_body(body)
+        _guard_note(title, body, obs_lines, rel_lines, clean_tags, extra, sensitive=sensitivity == "sensitive")
         rel = "/".join(p for p in (scope_folder(scope), safe_folder(folder), safe_filename(title) + ".md") if p)
 
         with self._writing():
@@ -191,7 +193,7 @@ class Memory:
                 if not overwrite:
                     raise AlreadyExists(
                         f"a note titled {old.title!r} already exists at {rel} (permalink {old.permalink}); "
-                        "add to it with append or edit, or pass overwrite to replace it"
+                        "add to it with append or edit instead of writing it again"
                     )
             now = now_iso(self.tz)
             front: dict[str, Any] = dict(old.frontmatter) if old else {}
@@ -233,6 +235,7 @@ class Memory:
             )
         with self._writing():
             note = self._note_for_update(permalink, scope)
+            guard.check_text(entry, sensitive=note.sensitive, where=section[:-1].lower())
             text = markdown.append_to_section(note.text, section, entry)
             return self._commit(note.path, self._stamp(text))
 
@@ -252,6 +255,7 @@ class Memory:
             raise InvalidInput("expected must be 1 or more")
         with self._writing():
             note = self._note_for_update(permalink, scope)
+            guard.check_text(replace, sensitive=note.sensitive, where="replacement text")
             count = note.text.count(find)
             if count == 0:
                 raise EditMismatch(
@@ -639,8 +643,9 @@ class Memory:
         lines = self._index.lines_of(row.id)
         if line is None:
             line = self._best_line(lines, terms)
-        by_number = dict(lines)
-        snippet = "\n".join(by_number[n] for n in (line - 1, line, line + 1) if n in by_number)
+        numbers = [number for number, _ in lines]
+        at = bisect.bisect_left(numbers, line)
+        snippet = "\n".join(text for _, text in lines[max(0, at - 1) : at + 2])
         related = [Related(t, target, linked) for t, target, linked in self._index.relations_of(row.id)]
         related += [Related(t, title, source, "in") for t, title, source in self._index.backlinks_of(row)]
         return Hit(
@@ -659,7 +664,8 @@ class Memory:
         )
 
     def _best_line(self, lines: Sequence[tuple[int, str]], terms: Sequence[str]) -> int:
-        """The line that holds the rarest query terms (first such line on a tie)."""
+        """The line that holds the rarest query terms (first such line on a tie); the snippet
+        is this line and the lines next to it."""
         if not lines:
             return 1
         if not terms:
@@ -676,6 +682,8 @@ class Memory:
             score = sum(
                 weight[t] for t in candidates if t in present or (t.isascii() and any(p.startswith(t) for p in present))
             )
+            if text.startswith("#"):
+                score *= 0.5  # the title is already shown; a matching body line says more
             if score > best_score:
                 best, best_score = number, score
         return best
@@ -745,6 +753,28 @@ def _check_body(text: str) -> None:
         raise InvalidInput(
             f"text is {size / 1048576:.1f} MiB; one note holds at most {MAX_NOTE_BYTES // 1048576} MiB: split it"
         )
+
+
+def _guard_note(
+    title: str,
+    body: str,
+    observations: Sequence[str],
+    relations: Sequence[str],
+    tags: Sequence[str],
+    fields: Mapping[str, Any],
+    *,
+    sensitive: bool,
+) -> None:
+    """Refuse credentials anywhere in what is about to be written (SecretRefused names where)."""
+    guard.check_text(title, sensitive=sensitive, where="title")
+    guard.check_text(body, sensitive=sensitive, where="body")
+    for number, line in enumerate(observations, 1):
+        guard.check_text(line, sensitive=sensitive, where=f"observation {number}")
+    for number, line in enumerate(relations, 1):
+        guard.check_text(line, sensitive=sensitive, where=f"relation {number}")
+    guard.check_text(" ".join(tags), sensitive=sensitive, where="tags")
+    for name, value in fields.items():
+        guard.check_text(f"{name}: {value}", sensitive=sensitive, where=f"field {name}")
 
 
 def _observation_line(spec: str) -> str:

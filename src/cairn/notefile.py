@@ -91,12 +91,16 @@ def folder_of(path: str) -> str:
     return split_path(path)[1]
 
 
+_SECTION_HEADINGS = {"## observations", "## relations"}
+
+
 def body_lines(note: Note) -> list[tuple[int, str]]:
-    """Non-blank body lines with their 1-based file line numbers (what search can point at)."""
+    """Body lines search can point at, with 1-based file line numbers: not blank lines, and not
+    the standard section headings, which would only crowd snippets."""
     first = note.text.count("\n", 0, len(note.text) - len(note.body)) + 1
     lines = []
     for offset, line in enumerate(note.body.splitlines()):
         stripped = line.strip()
-        if stripped:
+        if stripped and stripped.casefold() not in _SECTION_HEADINGS:
             lines.append((first + offset, stripped))
     return lines

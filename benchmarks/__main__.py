@@ -1,0 +1,70 @@
+"""``python -m benchmarks [--only locomo|zh|scale] [--large] [--n N] [--no-cairn]``
+
+Runs the LoCoMo retrieval benchmark, the Chinese memory set and the scale benchmark, prints a
+Markdown report and writes it to ``benchmarks/results/report.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sqlite3
+import sys
+import time
+import traceback
+from datetime import UTC, datetime
+
+from . import locomo, scale, zh_set
+from .common import RESULTS
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[2])
+    ap.add_argument(
+        "--only", choices=("locomo", "zh", "scale"), action="append", help="run only these (repeatable)"
+    )
+    ap.add_argument(
+        "--large", action="store_true", help="scale benchmark with 100,000 notes instead of 10,000"
+    )
+    ap.add_argument("--n", type=int, help="scale benchmark with N notes (overrides --large)")
+    ap.add_argument("--no-cairn", action="store_true", help="baselines only (LoCoMo and the Chinese set)")
+    ap.add_argument("--output", default=str(RESULTS / "report.md"), help="where to write the report")
+    args = ap.parse_args(argv)
+    parts = args.only or ["locomo", "zh", "scale"]
+    n = args.n or (100_000 if args.large else 10_000)
+
+    sections = [
+        "# Cairn benchmarks",
+        "",
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M UTC}; Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs, {platform.system()} {platform.machine()}.",
+        "",
+    ]
+    failed = False
+    for part in parts:
+        t0 = time.perf_counter()
+        print(f"[benchmarks] {part} ...", file=sys.stderr, flush=True)
+        try:
+            if part == "locomo":
+                text = locomo.run(with_cairn=not args.no_cairn)
+            elif part == "zh":
+                text = zh_set.run(with_cairn=not args.no_cairn)
+            else:
+                text = scale.run(n)
+        except Exception:
+            failed = True
+            text = f"## {part}\n\nFailed:\n\n```\n{traceback.format_exc()}```\n"
+        print(text, flush=True)
+        sections += [text, f"_{part}: {time.perf_counter() - t0:.0f} s_", ""]
+    report = "\n".join(sections)
+    out = os.path.abspath(args.output)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(report)
+    print(f"[benchmarks] report written to {out}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

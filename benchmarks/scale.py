@@ -1,0 +1,300 @@
+"""Vault scale: index build, freshness checks, search and context latency, index size, memory.
+
+A seeded vault of N notes is written straight to files (not through Memory.write); every figure
+is then measured through the public API (or the ``cairn`` command) and printed beside the naive
+design (scan and parse every file per query, substring matching) and the floor (read every
+file's bytes once; for freshness checks, ``stat`` every file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .common import REPO, md_table, percentile
+from .vaultgen import GenNote, generate, queries
+
+TARGETS_10K = {"reindex": 5.0, "refresh": 0.100, "p50": 0.005, "p95": 0.020, "cli": 0.4, "index_ratio": 3.0}
+CLI = REPO / ".venv" / "bin" / "cairn"
+SEED = 20261130
+
+
+def _timed(fn: Callable[[], object]) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def _md_files(vault: Path) -> list[Path]:
+    return sorted(p for p in vault.rglob("*.md"))
+
+
+def floor_read(vault: Path) -> float:
+    """Read every file's bytes once."""
+    t0 = time.perf_counter()
+    for p in _md_files(vault):
+        p.read_bytes()
+    return time.perf_counter() - t0
+
+
+def floor_stat(vault: Path) -> float:
+    """Walk the vault and stat every file (what any change check must at least do)."""
+    t0 = time.perf_counter()
+    for p in _md_files(vault):
+        p.stat()
+    return time.perf_counter() - t0
+
+
+_OBS = re.compile(r"^- \[([^\]]+)\] (.*)$")
+_REL = re.compile(r"^- (\S+) \[\[([^\]]+)\]\]")
+
+
+def _parse(text: str) -> dict:
+    """The naive design's parser: front matter keys, title, observations and relations."""
+    front, _, body = text.partition("\n---\n")
+    meta = dict(line.split(": ", 1) for line in front.splitlines()[1:] if ": " in line)
+    lines = body.splitlines()
+    return {
+        "meta": meta,
+        "obs": [m.groups() for m in map(_OBS.match, lines) if m],
+        "rels": [m.groups() for m in map(_REL.match, lines) if m],
+        "text": text.lower(),
+    }
+
+
+def naive_search(vault: Path, query: str, limit: int = 10) -> list[str]:
+    """Scan and parse every file, score by substring occurrences of each query word."""
+    terms = query.lower().split()
+    scored = []
+    for p in _md_files(vault):
+        note = _parse(p.read_text(encoding="utf-8"))
+        score = sum(note["text"].count(t) for t in terms)
+        if score:
+            scored.append((-score, note["meta"].get("permalink", "")))
+    return [pl for _, pl in sorted(scored)[:limit]]
+
+
+def naive_context(vault: Path, permalink: str) -> list[str]:
+    """Find the note by permalink and every note it links to or that links to it: one full scan."""
+    notes = [_parse(p.read_text(encoding="utf-8")) for p in _md_files(vault)]
+    me = next(n for n in notes if n["meta"].get("permalink") == permalink)
+    title = me["meta"]["title"]
+    targets = {t for _, t in me["rels"]}
+    return [
+        n["meta"]["permalink"]
+        for n in notes
+        if n["meta"]["title"] in targets or any(t == title for _, t in n["rels"])
+    ]
+
+
+def _dir_bytes(paths: list[Path]) -> int:
+    return sum(p.stat().st_size for p in paths if p.exists())
+
+
+def _lat(values: list[float]) -> str:
+    return f"p50 {percentile(values, 50) * 1000:.2f} / p95 {percentile(values, 95) * 1000:.2f} / p99 {percentile(values, 99) * 1000:.2f} ms"
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1000:.1f} ms" if s < 10 else f"{s:.1f} s"
+
+
+def _check(value: float, target: float | None) -> str:
+    if target is None:
+        return "—"
+    return ("✅ " if value <= target else "❌ ") + (
+        f"≤ {target:g}" if target >= 1 else f"≤ {target * 1000:g} ms"
+    )
+
+
+def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budget_s: float = 60.0) -> str:
+    from cairn import Memory
+
+    rows: list[list[str]] = []
+    notes_out: list[str] = []
+    is10k = n == 10_000
+    with tempfile.TemporaryDirectory(prefix="cairn-scale-", dir=workdir) as tmp:
+        root = Path(tmp)
+        vault, home = root / "vault", root / "home"
+        gen_s, gen = _timed(lambda: generate(vault, n, SEED))
+        notes: list[GenNote] = gen  # type: ignore[assignment]
+        files = _md_files(vault)
+        vault_bytes = _dir_bytes(files)
+        notes_out.append(
+            f"Generated {n} notes ({vault_bytes / 1e6:.1f} MB, {vault_bytes / n:.0f} B/note) in {gen_s:.1f} s."
+        )
+        read_s = floor_read(vault)
+        stat_s = floor_stat(vault)
+        naive_pass_s, _ = _timed(lambda: naive_search(vault, "索引"))
+
+        open_s, mem = _timed(lambda: Memory.open(vault, home=home))
+        assert isinstance(mem, Memory)
+        index_files = [Path(f"{mem.status()['index']}{s}") for s in ("", "-wal", "-shm")]
+        reindex_s, rep = _timed(mem.reindex)
+        rows.append(
+            [
+                "cold reindex",
+                _ms(reindex_s),
+                f"naive parse-all {_ms(naive_pass_s)}; floor read-all {_ms(read_s)}",
+                f"{reindex_s / read_s:.1f}x floor",
+                _check(reindex_s, TARGETS_10K["reindex"] if is10k else None),
+            ]
+        )
+        notes_out.append(
+            f"reindex report: scanned {rep.scanned}, added {rep.added}, damaged {len(rep.damaged)}."
+        )
+
+        refresh_times = [_timed(mem.refresh)[0] for _ in range(5)]
+        refresh_s = statistics.median(refresh_times)
+        rows.append(
+            [
+                "refresh, nothing changed (median of 5)",
+                _ms(refresh_s),
+                f"floor stat-all {_ms(stat_s)}",
+                f"{refresh_s / stat_s:.1f}x floor",
+                _check(refresh_s, TARGETS_10K["refresh"]),
+            ]
+        )
+
+        edited = notes[:: max(1, n // 10)][:10]
+        for i, note in enumerate(edited):
+            with (vault / note.path).open("a", encoding="utf-8") as fh:
+                fh.write(f"- [edit] 手工修改 handedit{i:02d}\n")
+        edit_s, erep = _timed(mem.refresh)
+        rows.append(
+            [
+                "refresh after 10 hand edits",
+                _ms(edit_s),
+                f"floor stat-all {_ms(stat_s)}",
+                f"{edit_s / stat_s:.1f}x floor",
+                _check(edit_s, TARGETS_10K["refresh"]),
+            ]
+        )
+        seen = mem.search("handedit03", limit=5)
+        notes_out.append(
+            f"after the edits: refresh updated {erep.updated} (of 10); "
+            f"search for an edited word finds {edited[3].permalink}: {any(h.permalink == edited[3].permalink for h in seen)}."
+        )
+
+        qs = queries(SEED, n_queries, notes)
+        for q in qs[:20]:
+            mem.search(q)  # warm the page cache and statement cache
+        lat, lat_line, empty = [], [], 0
+        deadline = time.perf_counter() + budget_s
+        for q in qs:
+            t, hits = _timed(lambda q=q: mem.search(q, limit=10))
+            lat.append(t)
+            empty += not hits
+            lat_line.append(_timed(lambda q=q: mem.search(q, limit=10, granularity="line"))[0])
+            if time.perf_counter() > deadline:
+                notes_out.append(
+                    f"search stopped after {len(lat)} queries: the {budget_s:.0f} s budget ran out."
+                )
+                break
+        naive_q = [_timed(lambda q=q: naive_search(vault, q))[0] for q in qs[: 5 if n > 20_000 else 10]]
+        naive_p50 = statistics.median(naive_q)
+        p50, p95 = percentile(lat, 50), percentile(lat, 95)
+        rows.append(
+            [
+                f"search, note hits ({len(qs)} mixed queries)",
+                _lat(lat),
+                f"naive p50 {_ms(naive_p50)}; floor read-all {_ms(read_s)}",
+                f"{naive_p50 / p50:.0f}x faster than naive",
+                f"{_check(p50, TARGETS_10K['p50'] if is10k else None)} p50, {_check(p95, TARGETS_10K['p95'] if is10k else None)} p95",
+            ]
+        )
+        rows.append(["search, line hits", _lat(lat_line), "", "", "—"])
+        notes_out.append(f"{empty} of {len(lat)} queries came back empty (1 in 8 is built to miss).")
+
+        sample = notes[:: max(1, n // 50)][:50]
+        ctx = [_timed(lambda p=p: mem.context(f"memory://{p.permalink}", depth=1))[0] for p in sample]
+        ctx2 = [_timed(lambda p=p: mem.context(f"memory://{p.permalink}", depth=2))[0] for p in sample[:20]]
+        naive_ctx_s, _ = _timed(lambda: naive_context(vault, sample[0].permalink))
+        rows.append(
+            [
+                "context depth 1 (50 notes)",
+                _lat(ctx),
+                f"naive {_ms(naive_ctx_s)}",
+                f"{naive_ctx_s / percentile(ctx, 50):.0f}x faster than naive",
+                "—",
+            ]
+        )
+        rows.append(["context depth 2 (20 notes)", _lat(ctx2), "", "", "—"])
+        mem.close()
+
+        cli_env = {**os.environ, "CAIRN_VAULT": str(vault), "CAIRN_HOME": str(home)}
+        py = str(REPO / ".venv" / "bin" / "python")
+        startup = statistics.median(
+            _timed(lambda: subprocess.run([py, "-c", "pass"], check=True))[0] for _ in range(3)
+        )
+        imp = statistics.median(
+            _timed(lambda: subprocess.run([py, "-c", "import cairn.cli"], check=True, env=cli_env))[0]
+            for _ in range(3)
+        )
+        cli = []
+        for q in qs[:5]:
+            t, proc = _timed(
+                lambda q=q: subprocess.run(
+                    [str(CLI), "search", "--json", q], capture_output=True, env=cli_env
+                )
+            )
+            if proc.returncode != 0:  # type: ignore[attr-defined]
+                notes_out.append(f"cairn search {q!r} exited {proc.returncode}: {proc.stderr[-300:]!r}")  # type: ignore[attr-defined]
+            cli.append(t)
+        cli_med = statistics.median(cli)
+        rows.append(
+            [
+                f"`cairn search --json` (median of {len(cli)})",
+                _ms(cli_med),
+                f"python startup {_ms(startup)}; `import cairn.cli` {_ms(imp)}",
+                f"{cli_med / imp:.1f}x import",
+                _check(cli_med, TARGETS_10K["cli"]),
+            ]
+        )
+
+        index_bytes = _dir_bytes(index_files)
+        rows.append(
+            [
+                "index size (index.sqlite + WAL + SHM)",
+                f"{index_bytes / 1e6:.1f} MB",
+                f"vault {vault_bytes / 1e6:.1f} MB",
+                f"{index_bytes / vault_bytes:.2f}x vault",
+                _check(index_bytes / vault_bytes, TARGETS_10K["index_ratio"]),
+            ]
+        )
+        peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        peak_child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        rows.append(
+            [
+                "peak RSS",
+                f"{peak_self:.0f} MB (this process, incl. generator)",
+                f"largest child (a CLI search) {peak_child:.0f} MB",
+                "",
+                "—",
+            ]
+        )
+    shutil.rmtree(root, ignore_errors=True)
+    head = [f"## Scale: {n:,} notes", ""]
+    table = md_table(["measure", "Cairn", "baseline / floor", "ratio", "target"], rows)
+    foot = ["", *(f"- {x}" for x in notes_out)]
+    if not is10k:
+        foot.append(
+            "- Targets are set for 10,000 notes; only refresh, CLI and index size are checked at other sizes."
+        )
+    return "\n".join([*head, table, *foot]) + "\n"
+
+
+if __name__ == "__main__":
+    size = 100_000 if "--large" in sys.argv else 10_000
+    if "--n" in sys.argv:
+        size = int(sys.argv[sys.argv.index("--n") + 1])
+    print(run(size))

@@ -1,0 +1,230 @@
+"""A Chinese memory set (``data/zh_memory.json``): Cairn beside plain FTS5 baselines.
+
+Notes are written through ``Memory.write`` exactly as an agent would; queries go through
+``Memory.search`` (note granularity) with their tag/type filters. The baselines index the same
+notes (title, tags, observations, relations as one document) and apply the same filters by
+restricting the candidate notes. Reported: recall@5 and MRR per query kind, and for the queries
+that have no answer, how many come back empty.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .baselines import FTS5Baseline
+from .common import md_table, mean, recall_at, reciprocal_rank
+
+DATA = Path(__file__).resolve().parent / "data" / "zh_memory.json"
+K = 5
+LIMIT = 10
+
+
+@dataclass(frozen=True)
+class ZhNote:
+    title: str
+    type: str
+    folder: str
+    tags: tuple[str, ...]
+    observations: tuple[str, ...]
+    relations: tuple[str, ...]
+    fields: dict = field(default_factory=dict, hash=False)
+
+    def document(self) -> str:
+        return "\n".join([self.title, " ".join(self.tags), *self.observations, *self.relations])
+
+
+@dataclass(frozen=True)
+class ZhQuery:
+    q: str
+    kind: str
+    expect: tuple[str, ...]
+    tags: tuple[str, ...] = ()
+    type: str | None = None
+
+
+def load(path: Path = DATA) -> tuple[list[ZhNote], list[ZhQuery]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    notes = [
+        ZhNote(
+            n["title"],
+            n["type"],
+            n["folder"],
+            tuple(n["tags"]),
+            tuple(n["observations"]),
+            tuple(n["relations"]),
+            dict(n.get("fields") or {}),
+        )
+        for n in data["notes"]
+    ]
+    queries = [
+        ZhQuery(q["q"], q["kind"], tuple(q["expect"]), tuple(q.get("tags") or ()), q.get("type"))
+        for q in data["queries"]
+    ]
+    return notes, queries
+
+
+# A searcher answers a query with results, best first: each is [title, *titles of its related notes].
+Searcher = Callable[[ZhQuery], list[list[str]]]
+
+
+def baseline_searcher(notes: Sequence[ZhNote], tokenize_spec: str) -> Searcher:
+    index = FTS5Baseline([n.document() for n in notes], tokenize_spec)
+
+    def search(q: ZhQuery) -> list[str]:
+        allowed = [
+            i
+            for i, n in enumerate(notes)
+            if (q.type is None or n.type == q.type) and all(t in n.tags for t in q.tags)
+        ]
+        if not q.q.strip():  # a filter-only query lists the filtered notes
+            return [[notes[i].title] for i in allowed[:LIMIT]]
+        ok = set(allowed)
+        ranked = [i for i in index.search(q.q, len(notes)) if i in ok]
+        return [[notes[i].title] for i in ranked[:LIMIT]]
+
+    return search
+
+
+def cairn_searcher(notes: Sequence[ZhNote], workdir: Path) -> Searcher:
+    from cairn import Memory
+
+    mem = Memory.open(workdir / "vault", home=workdir / "home")
+    for n in notes:
+        mem.write(
+            n.title,
+            type=n.type,
+            folder=n.folder,
+            tags=n.tags,
+            observations=n.observations,
+            relations=n.relations,
+            fields=n.fields or None,
+        )
+
+    def search(q: ZhQuery) -> list[str]:
+        hits = mem.search(q.q, tags=q.tags, type=q.type, limit=LIMIT)
+        return [[h.title, *(r.target for r in h.related)] for h in hits]
+
+    return search
+
+
+@dataclass
+class ZhScores:
+    name: str
+    by_kind: dict[str, tuple[float, float]]  # kind -> (recall@K, MRR)
+    related_recall: float  # relation queries: recall@K counting each hit's related[] too
+    overall: tuple[float, float]
+    empty_no_answer: int
+    no_answer: int
+    failures: list[tuple[ZhQuery, list[str]]]
+    seconds: float
+
+
+def evaluate(name: str, queries: Sequence[ZhQuery], search: Searcher) -> ZhScores:
+    per_kind: dict[str, list[tuple[float, float]]] = {}
+    empty, n_none, failures, rel = 0, 0, [], []
+    t0 = time.perf_counter()
+    for q in queries:
+        results = search(q)
+        got = [r[0] for r in results]
+        if not q.expect:
+            n_none += 1
+            empty += not got
+            if got:
+                failures.append((q, got[:3]))
+            continue
+        gold = set(q.expect)
+        r = recall_at([[t] for t in got], gold, K)
+        per_kind.setdefault(q.kind, []).append((r, reciprocal_rank(got, gold)))
+        if q.kind == "relation":
+            rel.append(recall_at(results, gold, K))
+        if r < 1:
+            failures.append((q, got[:3]))
+    seconds = time.perf_counter() - t0
+    by_kind = {k: (mean(x for x, _ in v), mean(y for _, y in v)) for k, v in per_kind.items()}
+    all_pairs = [p for v in per_kind.values() for p in v]
+    overall = (mean(x for x, _ in all_pairs), mean(y for _, y in all_pairs))
+    return ZhScores(name, by_kind, mean(rel), overall, empty, n_none, failures, seconds)
+
+
+def report(scores: Sequence[ZhScores], notes: Sequence[ZhNote], queries: Sequence[ZhQuery], extra=()) -> str:
+    kinds = list(dict.fromkeys(q.kind for q in queries if q.expect))
+    counts = {k: sum(1 for q in queries if q.kind == k) for k in kinds}
+    lines = [
+        "## Chinese memory set",
+        "",
+        f"{len(notes)} notes, {sum(len(n.observations) for n in notes)} observations, "
+        f"{sum(len(n.relations) for n in notes)} relations; {len(queries)} queries "
+        f"({sum(1 for q in queries if not q.expect)} with no answer). Recall@{K} and MRR over answerable queries.",
+        "",
+    ]
+    rows = [
+        [s.name, s.overall[0], s.overall[1], f"{s.empty_no_answer}/{s.no_answer}", f"{s.seconds * 1000:.0f}"]
+        for s in scores
+    ]
+    lines.append(md_table(["retriever", f"R@{K}", "MRR", "no-answer queries empty", "ms total"], rows))
+    if len(scores) > 1:
+        ref = scores[0]
+        lines += [""] + [
+            f"- {ref.name} vs {s.name}: R@{K} {_ratio(ref.overall[0], s.overall[0])}, "
+            f"MRR {_ratio(ref.overall[1], s.overall[1])}"
+            for s in scores[1:]
+        ]
+    lines += [
+        "",
+        "Relation queries counting each hit's `related[]` (one hop, as an agent sees it): "
+        + ", ".join(f"{s.name} R@{K} {s.related_recall:.3f}" for s in scores)
+        + ".",
+    ]
+    lines += ["", f"Per kind (R@{K} / MRR):", ""]
+    lines.append(
+        md_table(
+            ["kind", "n", *[s.name for s in scores]],
+            [
+                [k, counts[k], *[f"{s.by_kind[k][0]:.3f} / {s.by_kind[k][1]:.3f}" for s in scores]]
+                for k in kinds
+            ],
+        )
+    )
+    if scores:
+        lines += ["", f"Misses of {scores[0].name} (query → top 3):", ""]
+        for q, got in scores[0].failures:
+            filt = f" [type={q.type} tags={list(q.tags)}]" if (q.type or q.tags) else ""
+            want = " / ".join(q.expect) if q.expect else "nothing"
+            lines.append(f"- `{q.q}`{filt} ({q.kind}; want {want}) → {' | '.join(got) or '(empty)'}")
+    lines += ["", *extra]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b else "n/a (baseline 0)"
+
+
+def run(with_cairn: bool = True, workdir: Path | None = None) -> str:
+    notes, queries = load()
+    scores, extra = [], []
+    if with_cairn:
+        with tempfile.TemporaryDirectory(prefix="cairn-zh-", dir=workdir) as tmp:
+            try:
+                scores.append(evaluate("Cairn", queries, cairn_searcher(notes, Path(tmp))))
+            except Exception as exc:
+                extra.append(f"Cairn: not measured ({type(exc).__name__}: {exc}).")
+                print(f"zh: Cairn failed: {exc!r}", file=sys.stderr)
+    for spec in ("unicode61", "trigram"):
+        scores.append(evaluate(f"FTS5 {spec}", queries, baseline_searcher(notes, spec)))
+    extra.append(
+        "Baselines: one note = one document (title, tags, observation and relation lines); query = OR of the "
+        "query's `\\w+` runs, quoted; filters applied by restricting candidates; a filter-only query lists them. "
+        "`unicode61` keeps a run of Chinese characters as one token; `trigram` cannot match terms shorter than "
+        "3 characters."
+    )
+    return report(scores, notes, queries, extra)
+
+
+if __name__ == "__main__":
+    print(run(with_cairn="--no-cairn" not in sys.argv))
