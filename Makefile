@@ -20,7 +20,7 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	touch $@ $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/cairn serve --http --announce
+	$(BIN)/cairn serve --http $(RUN_ARGS)
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks

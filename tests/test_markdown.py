@@ -341,6 +341,14 @@ def test_set_fields_flow_frontmatter_and_duplicates():
     assert set_fields("---\na: 1\nb: 2\na: 3\n---\n", {"a": 4}) == "---\na: 4\nb: 2\n---\n"
 
 
+def test_set_fields_multiline_strings_stay_editable():
+    text = set_fields("---\nt: x\n---\n", {"s": "kept\n\n\n"})
+    assert text == "---\nt: x\ns: |+\n  kept\n\n\n---\n"
+    text = set_fields(text, {"after": 1})
+    assert parse(text).frontmatter == {"t": "x", "s": "kept\n\n\n", "after": 1}
+    assert set_fields(text, {"s": "a\nb"}) == "---\nt: x\ns: |-\n  a\n  b\n\n\nafter: 1\n---\n"
+
+
 def test_set_fields_rejects_unwritable_values():
     with pytest.raises(InvalidInput):
         set_fields("---\na: 1\n---\n", {"a": object()})
@@ -440,7 +448,10 @@ def test_set_fields_touches_only_its_key(note, value):
 @given(notes(), keys, yaml_values)
 def test_set_fields_round_trips_any_value(note, key, value):
     text, fields = note
-    assert parse(set_fields(text, {key: value})).frontmatter[key] == value
+    out = set_fields(text, {key: value})
+    assert parse(out).frontmatter[key] == value
+    again = parse(set_fields(out, {"zz_after": [key]})).frontmatter
+    assert (again[key], again["zz_after"]) == (value, [key])
 
 
 @note_settings

@@ -53,8 +53,9 @@ def _represent_list(dumper: yaml.SafeDumper, data: Sequence[Any]) -> yaml.Node:
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
     # PyYAML writes these as raw line breaks inside plain/single-quoted scalars, which then load
-    # back folded; double quotes escape them (\N, \L, \P).
-    style = '"' if any(c in data for c in "\x85\u2028\u2029") else None
+    # back folded; double quotes escape them (\N, \L, \P). Other multi-line text reads best as a
+    # literal block; the emitter falls back to quotes where a block cannot hold the value.
+    style = '"' if any(c in data for c in "\x85\u2028\u2029") else "|" if "\n" in data else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
@@ -206,7 +207,10 @@ def _dump_lines(mapping: Mapping[str, Any], nl: str) -> list[str]:
         )
     except yaml.YAMLError as exc:
         raise InvalidInput(f"cannot write these front matter values as YAML: {exc}") from exc
-    return [line + nl for line in out.split("\n")[:-1]]
+    lines = out.split("\n")[:-1]
+    if lines[-1] == "...":  # document end after a "|+" block: it would end the front matter early
+        lines.pop()
+    return [line + nl for line in lines]
 
 
 def _end_line(node: yaml.Node) -> int:

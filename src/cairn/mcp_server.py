@@ -513,6 +513,12 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/mcp"
 
 
+def _cairn_command() -> str:
+    """Absolute path of the ``cairn`` script beside this interpreter (clients do not share our PATH)."""
+    beside = Path(sys.executable).parent / "cairn"
+    return str(beside) if beside.exists() else "cairn"
+
+
 def http_banner(host: str, port: int, token: str) -> str:
     """What to print when the HTTP server starts: endpoint, token and client configs to paste."""
     url = _url(host, port)
@@ -522,7 +528,7 @@ def http_banner(host: str, port: int, token: str) -> str:
         f'      "headers": {{"Authorization": {json.dumps("Bearer " + token)}}}\n'
         "    }\n  }\n}"
     )
-    stdio_config = '{"mcpServers": {"cairn": {"command": "cairn", "args": ["serve"]}}}'
+    stdio_config = json.dumps({"mcpServers": {"cairn": {"command": _cairn_command(), "args": ["serve"]}}})
     lines = [
         "Cairn MCP server (streamable HTTP)",
         f"  URL:   {url}",
@@ -560,4 +566,5 @@ def serve_http(memory: Memory, host: str = "127.0.0.1", port: int = 8765, token:
         token = load_or_create_token(memory.home)
     app = http_app(memory, token, host=host)
     print(http_banner(host, port, token), file=sys.stderr, flush=True)
+    print(f"\nVault: {memory.vault}\nIndex: {memory.index_path}\n", file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
