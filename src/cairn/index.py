@@ -17,14 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import tokenize
+from . import lifecycle, tokenize
 from .errors import InvalidInput
 from .models import Note
 from .vault import iso_to_ts
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = "2"
-FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0)  # title > permalink > tags > body (DESIGN section 4)
+SCHEMA_VERSION = "3"
+FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
+# Sensitive observations live in their own column, searched only when sensitive notes are asked for.
+_PUBLIC_COLUMNS = "{title permalink tags body}"
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,8 +50,15 @@ CREATE TABLE notes (
     modified_ts REAL,
     origin TEXT,
     sensitivity TEXT,
-    frontmatter TEXT
+    frontmatter TEXT,
+    expires_ts REAL,
+    claim_key TEXT,
+    claim_value TEXT
 );
+CREATE INDEX notes_claim ON notes (claim_key);
+CREATE TABLE supersedes (note_id INTEGER NOT NULL, target TEXT NOT NULL);
+CREATE INDEX supersedes_target ON supersedes (target);
+CREATE INDEX supersedes_note ON supersedes (note_id);
 CREATE INDEX notes_permalink ON notes (scope, permalink);
 CREATE INDEX notes_title ON notes (scope, title_key);
 CREATE INDEX notes_modified ON notes (modified_ts);
@@ -67,10 +76,13 @@ CREATE TABLE relations (
 );
 CREATE INDEX relations_note ON relations (note_id);
 CREATE INDEX relations_target ON relations (target_key);
-CREATE TABLE lines (id INTEGER PRIMARY KEY, note_id INTEGER NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL);
+CREATE TABLE lines (
+    id INTEGER PRIMARY KEY, note_id INTEGER NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL,
+    sensitive INTEGER NOT NULL
+);
 CREATE INDEX lines_note ON lines (note_id, line);
 CREATE VIRTUAL TABLE notes_fts USING fts5 (
-    title, permalink, tags, body, content='', tokenize='unicode61 remove_diacritics 0'
+    title, permalink, tags, body, private, content='', tokenize='unicode61 remove_diacritics 0'
 );
 CREATE VIRTUAL TABLE lines_fts USING fts5 (text, content='', tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE lines_vocab USING fts5vocab (lines_fts, 'row');
@@ -78,8 +90,9 @@ CREATE VIRTUAL TABLE lines_vocab USING fts5vocab (lines_fts, 'row');
 
 _NOTE_COLUMNS = (
     "n.id, n.path, n.scope, n.folder, n.permalink, n.title, n.type, n.tags, n.created, n.modified, "
-    "n.sensitivity, n.modified_ts"
+    "n.sensitivity, n.modified_ts, n.expires_ts, n.claim_key, n.claim_value, n.hash, n.origin, n.frontmatter"
 )
+_N = 18  # columns in _NOTE_COLUMNS; a query's own columns follow them
 
 
 def key(text: str) -> str:
@@ -101,12 +114,17 @@ class Filters:
     created_until: float | None = None
     where: dict[str, Any] | None = None
     include_sensitive: bool = False
+    include_expired: bool = False
+    now: float = 0.0
 
     def sql(self) -> tuple[str, list[Any]]:
         clauses = ["n.error IS NULL", f"n.scope IN ({','.join('?' * len(self.scopes))})"]
         params: list[Any] = list(self.scopes)
         if not self.include_sensitive:
             clauses.append("n.sensitivity != 'sensitive'")
+        if not self.include_expired:
+            clauses.append("(n.expires_ts IS NULL OR n.expires_ts > ?)")
+            params.append(self.now)
         for tag in self.tags:
             clauses.append("n.id IN (SELECT note_id FROM note_tags WHERE tag = ?)")
             params.append(key(tag))
@@ -155,7 +173,9 @@ def _field_condition(name: str, condition: Any) -> tuple[str, list[Any]]:
         elif op == "$in":
             if not isinstance(value, list | tuple) or not value:
                 raise InvalidInput(f"filter {name}: $in needs a non-empty list")
-            parts.append(f"EXISTS (SELECT 1 FROM json_each(n.frontmatter, '{path}') WHERE value IN ({','.join('?' * len(value))}))")
+            parts.append(
+                f"EXISTS (SELECT 1 FROM json_each(n.frontmatter, '{path}') WHERE value IN ({','.join('?' * len(value))}))"
+            )
             params += [_scalar(name, v) for v in value]
         else:
             raise InvalidInput(f"filter {name}: unknown operator {op!r}; use $gt $gte $lt $lte $in $ne")
@@ -188,12 +208,20 @@ class Row:
     modified: str
     sensitivity: str
     modified_ts: float | None
+    expires_ts: float | None = None
+    claim_key: str | None = None
+    claim_value: str | None = None
+    version: str = ""
+    origin: str | None = None
+    frontmatter: str = "{}"  # JSON; parsed only where a field is needed
 
     @classmethod
     def from_sql(cls, values: Sequence[Any]) -> Row:
-        (id_, path, scope, folder, permalink, title, type_, tags, created, modified, sens, mts) = values[:12]
-        return cls(id_, path, scope, folder, permalink, title, type_, tuple(json.loads(tags or "[]")),
-                   created or "", modified or "", sens or "normal", mts)
+        v = list(values[:_N])
+        v[7] = tuple(json.loads(v[7] or "[]"))  # tags
+        v[8], v[9], v[10] = v[8] or "", v[9] or "", v[10] or "normal"  # created, modified, sensitivity
+        v[15], v[17] = v[15] or "", v[17] or "{}"  # version, frontmatter
+        return cls(*v)
 
 
 class Index:
@@ -249,50 +277,99 @@ class Index:
 
     def file_states(self) -> dict[str, tuple[int, int, str]]:
         """path -> (size, mtime_ns, hash) of every file the index has seen."""
-        return {p: (s, m, h) for p, s, m, h in self.db.execute("SELECT path, size, mtime_ns, hash FROM notes")}
+        return {
+            p: (s, m, h) for p, s, m, h in self.db.execute("SELECT path, size, mtime_ns, hash FROM notes")
+        }
 
-    def upsert(self, note: Note, *, folder: str, size: int, mtime_ns: int, lines: Sequence[tuple[int, str]]) -> None:
+    def upsert(
+        self,
+        note: Note,
+        *,
+        folder: str,
+        size: int,
+        mtime_ns: int,
+        lines: Sequence[tuple[int, str, bool]],
+        expires_ts: float | None = None,
+    ) -> None:
         self.remove(note.path)
+        know = lifecycle.knowledge(note.frontmatter)
         cur = self.db.execute(
             "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
-            " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
+            " claim_key, claim_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                note.path, note.scope, folder, size, mtime_ns, note.version, note.permalink, note.title,
-                key(note.title), note.type, json.dumps(list(note.tags), ensure_ascii=False), note.created,
-                note.modified, iso_to_ts(note.created), iso_to_ts(note.modified), note.origin,
-                note.sensitivity, json.dumps(note.frontmatter, ensure_ascii=False, default=str),
+                note.path,
+                note.scope,
+                folder,
+                size,
+                mtime_ns,
+                note.version,
+                note.permalink,
+                note.title,
+                key(note.title),
+                note.type,
+                json.dumps(list(note.tags), ensure_ascii=False),
+                note.created,
+                note.modified,
+                iso_to_ts(note.created),
+                iso_to_ts(note.modified),
+                note.origin,
+                note.sensitivity,
+                json.dumps(note.frontmatter, ensure_ascii=False, default=str),
+                expires_ts,
+                know.claim_key if know else None,
+                know.claim_value if know else None,
             ),
         )
         note_id = cur.lastrowid
+        self.db.executemany(
+            "INSERT INTO supersedes VALUES (?, ?)",
+            [(note_id, t) for t in lifecycle.supersedes(note.frontmatter)],
+        )
         self.db.executemany(
             "INSERT INTO note_tags VALUES (?, ?)", [(note_id, key(t)) for t in dict.fromkeys(note.tags)]
         )
         self.db.executemany(
             "INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?)",
-            [(note_id, o.line, o.category, o.content, json.dumps(list(o.tags), ensure_ascii=False), o.context)
-             for o in note.observations],
+            [
+                (
+                    note_id,
+                    o.line,
+                    o.category,
+                    o.content,
+                    json.dumps(list(o.tags), ensure_ascii=False),
+                    o.context,
+                )
+                for o in note.observations
+            ],
         )
         self.db.executemany(
             "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(note_id, r.line, r.type, r.target, key(r.target), int(r.inline), r.context) for r in note.relations],
+            [
+                (note_id, r.line, r.type, r.target, key(r.target), int(r.inline), r.context)
+                for r in note.relations
+            ],
         )
-        line_rows = [(note_id, number, text) for number, text in lines]
         first = self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM lines").fetchone()[0]
         self.db.executemany(
-            "INSERT INTO lines (id, note_id, line, text) VALUES (?, ?, ?, ?)",
-            [(first + i, *row) for i, row in enumerate(line_rows)],
+            "INSERT INTO lines (id, note_id, line, text, sensitive) VALUES (?, ?, ?, ?, ?)",
+            [
+                (first + i, note_id, number, text, int(private))
+                for i, (number, text, private) in enumerate(lines)
+            ],
         )
         self.db.executemany(
             "INSERT INTO lines_fts (rowid, text) VALUES (?, ?)",
-            [(first + i, tokenize.index_text(text)) for i, (_, _, text) in enumerate(line_rows)],
+            [(first + i, tokenize.index_text(text)) for i, (_, text, _) in enumerate(lines)],
         )
         self.db.execute(
-            "INSERT INTO notes_fts (rowid, title, permalink, tags, body) VALUES (?, ?, ?, ?, ?)",
-            (note_id, *_fts_values(note.title, note.permalink, note.tags, (t for _, t in lines))),
+            "INSERT INTO notes_fts (rowid, title, permalink, tags, body, private) VALUES (?, ?, ?, ?, ?, ?)",
+            (note_id, *_fts_values(note.title, note.permalink, note.tags, lines, know)),
         )
 
-    def mark_damaged(self, path: str, scope: str, folder: str, size: int, mtime_ns: int, hash_: str, error: str) -> None:
+    def mark_damaged(
+        self, path: str, scope: str, folder: str, size: int, mtime_ns: int, hash_: str, error: str
+    ) -> None:
         self.remove(path)
         self.db.execute(
             "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -304,23 +381,34 @@ class Index:
 
     def remove(self, path: str) -> None:
         row = self.db.execute(
-            "SELECT id, title, permalink, tags, error FROM notes WHERE path = ?", (path,)
+            "SELECT id, title, permalink, tags, error, frontmatter FROM notes WHERE path = ?", (path,)
         ).fetchone()
         if row is None:
             return
-        note_id, title, permalink, tags, error = row
-        lines = self.db.execute("SELECT id, text FROM lines WHERE note_id = ? ORDER BY line", (note_id,)).fetchall()
+        note_id, title, permalink, tags, error, front = row
+        lines = self.db.execute(
+            "SELECT id, line, text, sensitive FROM lines WHERE note_id = ? ORDER BY line", (note_id,)
+        ).fetchall()
         if error is None:
             # Contentless FTS5 forgets a row only when given back exactly the tokens it indexed.
+            know = lifecycle.knowledge(json.loads(front or "{}"))
+            values = _fts_values(
+                title,
+                permalink,
+                tuple(json.loads(tags or "[]")),
+                [(n, t, bool(p)) for _, n, t, p in lines],
+                know,
+            )
             self.db.execute(
-                "INSERT INTO notes_fts (notes_fts, rowid, title, permalink, tags, body) VALUES ('delete', ?, ?, ?, ?, ?)",
-                (note_id, *_fts_values(title, permalink, tuple(json.loads(tags or "[]")), (t for _, t in lines))),
+                "INSERT INTO notes_fts (notes_fts, rowid, title, permalink, tags, body, private)"
+                " VALUES ('delete', ?, ?, ?, ?, ?, ?)",
+                (note_id, *values),
             )
             self.db.executemany(
                 "INSERT INTO lines_fts (lines_fts, rowid, text) VALUES ('delete', ?, ?)",
-                [(line_id, tokenize.index_text(text)) for line_id, text in lines],
+                [(line_id, tokenize.index_text(text)) for line_id, _, text, _ in lines],
             )
-        for table in ("note_tags", "observations", "relations", "lines"):
+        for table in ("note_tags", "observations", "relations", "lines", "supersedes"):
             self.db.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
         self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
 
@@ -355,10 +443,17 @@ class Index:
         return rows[0] if rows else None
 
     def permalinks(self, scope: str) -> set[str]:
-        return {p for (p,) in self.db.execute("SELECT permalink FROM notes WHERE scope = ? AND error IS NULL", (scope,))}
+        return {
+            p
+            for (p,) in self.db.execute(
+                "SELECT permalink FROM notes WHERE scope = ? AND error IS NULL", (scope,)
+            )
+        }
 
     def damaged(self) -> list[tuple[str, str]]:
-        return self.db.execute("SELECT path, error FROM notes WHERE error IS NOT NULL ORDER BY path").fetchall()
+        return self.db.execute(
+            "SELECT path, error FROM notes WHERE error IS NOT NULL ORDER BY path"
+        ).fetchall()
 
     def duplicate_permalinks(self) -> list[tuple[str, tuple[str, ...]]]:
         rows = self.db.execute(
@@ -393,22 +488,48 @@ class Index:
             f" SELECT {_NOTE_COLUMNS}, m.score FROM m JOIN notes n ON n.id = m.id WHERE {where}"
             " ORDER BY m.score, n.modified_ts DESC, n.permalink, n.path LIMIT ?"
         )
+        if not filters.include_sensitive:
+            match = f"{_PUBLIC_COLUMNS} : ({match})"
         rows = self.db.execute(sql, [match, *params, limit]).fetchall()
-        return [(Row.from_sql(r), -r[12]) for r in rows]
+        return [(Row.from_sql(r), -r[_N]) for r in rows]
 
     def search_lines(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, int, float]]:
         where, params = filters.sql()
         sql = (
             "WITH m AS (SELECT rowid AS id, bm25(lines_fts) AS score FROM lines_fts WHERE lines_fts MATCH ?)"
             f" SELECT {_NOTE_COLUMNS}, l.line, m.score FROM m JOIN lines l ON l.id = m.id"
-            f" JOIN notes n ON n.id = l.note_id WHERE {where}"
+            f" JOIN notes n ON n.id = l.note_id WHERE {where}{'' if filters.include_sensitive else ' AND l.sensitive = 0'}"
             " ORDER BY m.score, n.modified_ts DESC, n.permalink, n.path, l.line LIMIT ?"
         )
         rows = self.db.execute(sql, [match, *params, limit]).fetchall()
-        return [(Row.from_sql(r), r[12], -r[13]) for r in rows]
+        return [(Row.from_sql(r), r[_N], -r[_N + 1]) for r in rows]
 
-    def lines_of(self, note_id: int) -> list[tuple[int, str]]:
-        return self.db.execute("SELECT line, text FROM lines WHERE note_id = ? ORDER BY line", (note_id,)).fetchall()
+    def lines_of(self, note_id: int, *, include_sensitive: bool = False) -> list[tuple[int, str]]:
+        sql = "SELECT line, text FROM lines WHERE note_id = ?" + (
+            "" if include_sensitive else " AND sensitive = 0"
+        )
+        return self.db.execute(sql + " ORDER BY line", (note_id,)).fetchall()
+
+    def superseded_by(self, row: Row, now: float) -> list[str]:
+        """Permalinks of current notes in the same scope that say they replace this one."""
+        return [
+            p
+            for (p,) in self.db.execute(
+                "SELECT r.permalink FROM supersedes s JOIN notes r ON r.id = s.note_id WHERE s.target = ?"
+                " AND r.scope = ? AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)"
+                " ORDER BY r.modified_ts DESC, r.permalink",
+                (row.permalink, row.scope, now),
+            )
+        ]
+
+    def claim_holders(self, filters: Filters, claim_key: str) -> list[Row]:
+        """Every visible, current note that claims a value for ``claim_key``."""
+        where, params = filters.sql()
+        return self._rows(
+            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE {where} AND n.claim_key = ?"
+            " ORDER BY n.modified_ts DESC, n.permalink",
+            [*params, claim_key],
+        )
 
     def document_frequencies(self, terms: Iterable[str]) -> tuple[int, dict[str, int]]:
         """Number of indexed lines, and how many lines hold each term (for weighting terms)."""
@@ -442,12 +563,22 @@ class Index:
         return [Row.from_sql(r) for r in self.db.execute(sql, params)]
 
 
-def _fts_values(title: str, permalink: str, tags: Sequence[str], body: Iterable[str]) -> tuple[str, str, str, str]:
+def _fts_values(
+    title: str,
+    permalink: str,
+    tags: Sequence[str],
+    lines: Sequence[tuple[int, str, bool]],
+    know: lifecycle.Knowledge | None,
+) -> tuple[str, str, str, str, str]:
+    body = [text for _, text, private in lines if not private]
+    if know:
+        body.append(know.text())
     return (
         tokenize.index_text(title),
         tokenize.index_text(permalink),
         tokenize.index_text(" ".join(tags)),
         tokenize.index_text("\n".join(body)),
+        tokenize.index_text("\n".join(text for _, text, private in lines if private)),
     )
 
 

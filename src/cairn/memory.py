@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import hashlib
+import json
 import math
 import os
 import re
@@ -13,13 +14,16 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import guard, markdown, tokenize
+from . import guard, lifecycle, markdown, snapshot, tokenize
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
 from .index import Filters, Index, Row, match_expression
 from .models import (
+    Claim,
     Context,
     ContextNode,
     Damaged,
@@ -55,6 +59,7 @@ MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
 RELATED_PER_HIT = 10
+SNAPSHOT_ITEM_BYTES = 2048  # one long note must not crowd every other note out of a snapshot
 _RACY_SECONDS = 2.0  # a file this fresh may change again within the same mtime tick: re-hash it next time
 _TYPE = re.compile(r"^[\w-]{1,64}$")
 _RESERVED_FIELDS = ("title", "permalink", "created", "modified", "origin", "type", "tags", "sensitivity")
@@ -111,8 +116,12 @@ class Memory:
         Raises:
             InvalidInput: a bad scope, a vault that is a file, a state directory inside the vault.
         """
-        home_path = Path(home or os.environ.get("CAIRN_HOME") or Path.home() / ".cairn").expanduser().resolve()
-        vault_path = Path(vault or os.environ.get("CAIRN_VAULT") or home_path / "vault").expanduser().resolve()
+        home_path = (
+            Path(home or os.environ.get("CAIRN_HOME") or Path.home() / ".cairn").expanduser().resolve()
+        )
+        vault_path = (
+            Path(vault or os.environ.get("CAIRN_VAULT") or home_path / "vault").expanduser().resolve()
+        )
         if vault_path.exists() and not vault_path.is_dir():
             raise InvalidInput(f"vault {vault_path} is a file, not a folder")
         if home_path == vault_path or vault_path in home_path.parents:
@@ -130,7 +139,9 @@ class Memory:
             allow = [validate_scope(s) for s in allow_scopes]
             if scope not in allow:
                 raise ScopeDenied(f"default scope {scope!r} is not among the allowed scopes {allow}")
-        return cls(vault_path, home_path, scope=scope, allow_scopes=allow, origin=origin or socket.gethostname())
+        return cls(
+            vault_path, home_path, scope=scope, allow_scopes=allow, origin=origin or socket.gethostname()
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -172,18 +183,27 @@ class Memory:
         scope = self._write_scope(scope)
         title = _clean_title(title)
         if not _TYPE.match(type or ""):
-            raise InvalidInput(f"type {type!r} must be one word of letters, digits, '_' or '-' (e.g. note, course)")
+            raise InvalidInput(
+                f"type {type!r} must be one word of letters, digits, '_' or '-' (e.g. note, course)"
+            )
         clean_tags = _clean_tags(tags)
         obs_lines = [_observation_line(spec) for spec in observations]
         rel_lines = [_relation_line(spec) for spec in relations]
         extra = dict(fields or {})
         for name in extra:
             if name in _RESERVED_FIELDS:
-                raise InvalidInput(f"field {name!r} is set by Cairn or by its own parameter, not through fields")
+                raise InvalidInput(
+                    f"field {name!r} is set by Cairn or by its own parameter, not through fields"
+                )
         sensitivity = _sensitivity(sensitivity or str(extra.pop("sensitivity", "") or "") or "normal")
+        lifecycle.validate(extra, self.tz)
         _check_body(body)
-        _guard_note(title, body, obs_lines, rel_lines, clean_tags, extra, sensitive=sensitivity == "sensitive")
-        rel = "/".join(p for p in (scope_folder(scope), safe_folder(folder), safe_filename(title) + ".md") if p)
+        _guard_note(
+            title, body, obs_lines, rel_lines, clean_tags, extra, sensitive=sensitivity == "sensitive"
+        )
+        rel = "/".join(
+            p for p in (scope_folder(scope), safe_folder(folder), safe_filename(title) + ".md") if p
+        )
 
         with self._writing():
             path = self.vault / rel
@@ -202,7 +222,9 @@ class Memory:
             front.update(
                 title=title,
                 type=type,
-                permalink=old.permalink if old else make_permalink(title, scope, self._index.permalinks(scope)),
+                permalink=old.permalink
+                if old
+                else make_permalink(title, scope, self._index.permalinks(scope)),
                 tags=clean_tags,
                 created=old.created if old and old.created else now,
                 modified=now,
@@ -271,7 +293,9 @@ class Memory:
             try:
                 markdown.parse(text)
             except DamagedNote as exc:
-                raise InvalidInput(f"that edit would break the note's front matter ({exc.message}); nothing changed") from exc
+                raise InvalidInput(
+                    f"that edit would break the note's front matter ({exc.message}); nothing changed"
+                ) from exc
             _check_body(text)
             return self._commit(note.path, self._stamp(text))
 
@@ -309,7 +333,9 @@ class Memory:
                 raise NotFound(f"no deleted note with permalink {permalink!r} in the trash of scope {scope}")
             _deleted, trash_rel, note = max(found, key=lambda item: (item[0], item[1]))
             target = _free_path(self.vault, trash_rel.replace("/.trash", "", 1))
-            text = markdown.set_fields(note.text, {"modified": now_iso(self.tz)}, remove=("deleted", "deleted_reason"))
+            text = markdown.set_fields(
+                note.text, {"modified": now_iso(self.tz)}, remove=("deleted", "deleted_reason")
+            )
             restored = self._commit(target, text)
             (self.vault / trash_rel).unlink()
             return restored
@@ -365,6 +391,7 @@ class Memory:
         created_until: str | None = None,
         where: Mapping[str, Any] | None = None,
         include_sensitive: bool = False,
+        include_expired: bool = False,
         limit: int = 10,
         granularity: str = "note",
         scope: str | Sequence[str] | None = None,
@@ -378,11 +405,15 @@ class Memory:
             created_since, created_until: the same on ``created``.
             where: front-matter filters, ``{"status": "active"}`` or ``{"confidence": {"$gt": 0.7}}``
                 with ``$gt $gte $lt $lte $in $ne``.
-            include_sensitive: also search notes marked ``sensitivity: sensitive``.
+            include_sensitive: also search notes marked ``sensitivity: sensitive`` and
+                observations tagged ``#sensitive``.
+            include_expired: also search notes whose ``expires`` has passed.
             granularity: ``note`` (one hit per note) or ``line`` (one hit per matching line).
 
         Returns:
-            Hits, best first; ties by ``modified`` (newest first), then permalink.
+            Hits, best first; ties by ``modified`` (newest first), then permalink. A superseded
+            note comes right after the note that replaces it (added if the query missed it), and
+            notes that claim different values for one key come together, each naming the others.
         """
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
@@ -399,18 +430,24 @@ class Memory:
             created_until=parse_moment(created_until, self.tz, end_of_day=True) if created_until else None,
             where=dict(where) if where else None,
             include_sensitive=include_sensitive,
+            include_expired=include_expired,
+            now=time.time(),
         )
         match = match_expression(query)
         with self._lock:
             self._sync()
             if query.strip() and match is None:
                 return []  # only punctuation or symbols: nothing a keyword can match
+            if granularity == "line" and match is not None:
+                found = self._index.search_lines(match, filters, limit)
+                return [self._hit(row, score, filters, line=line) for row, line, score in found]
             if match is None:
-                return [self._hit(row, 0.0, None, ()) for row in self._index.list(filters, limit)]
-            if granularity == "line":
-                return [self._hit(row, score, line, ()) for row, line, score in self._index.search_lines(match, filters, limit)]
+                ranked = [(row, 0.0) for row in self._index.list(filters, limit)]
+            else:
+                ranked = self._index.search_notes(match, filters, limit)
             terms = tokenize.query_terms(query)
-            return [self._hit(row, score, None, terms) for row, score in self._index.search_notes(match, filters, limit)]
+            hits = [self._hit(row, score, filters, terms=terms) for row, score in ranked]
+            return self._current_first(hits, filters, terms)[:limit]
 
     def context(
         self, url: str, *, depth: int = 1, timeframe: str | None = None, scope: str | None = None
@@ -454,6 +491,121 @@ class Memory:
                 frontier = following
             return Context(url=url, primary=primary, related=tuple(nodes), unresolved=tuple(unresolved))
 
+    def snapshot(
+        self,
+        query: str = "",
+        *,
+        scopes: str | Sequence[str] | None = None,
+        top_k: int = 20,
+        max_bytes: int = 8192,
+        max_tokens: int = 2048,
+    ) -> snapshot.Snapshot:
+        """Memory to inject before a model step: bounded, escaped, current, in a stable order.
+
+        Notes relevant to ``query`` come first (in search order), then confirmed preferences
+        (``type: preference`` not marked ``confirmed: false``), then the scope's ``sections/``
+        by their ``order``. Sensitive notes and observations, expired notes and superseded notes
+        never appear; the closing line names what was left out and why.
+
+        Raises:
+            InvalidInput: budgets too small to hold even the empty wrapper.
+        """
+        scope_list = self._read_scopes(scopes)
+        with self._lock:
+            self._sync()
+            now = time.time()
+            current = Filters(scopes=scope_list, now=now)
+            every = Filters(scopes=scope_list, include_sensitive=True, include_expired=True, now=now)
+            omitted: dict[str, list[str]] = {"sensitive": [], "expired": [], "superseded": []}
+            rows: list[tuple[Row, str]] = []
+            match = match_expression(query) if query.strip() else None
+            if match:
+                found = self._index.search_notes(match, every, top_k * 3)
+                for row, _score in found:
+                    if row.sensitivity == "sensitive":
+                        omitted["sensitive"].append(row.permalink)
+                    elif not _visible(row, current):
+                        omitted["expired"].append(row.permalink)
+                    else:
+                        rows.append((row, "query"))
+            preferences = Filters(
+                scopes=scope_list, type="preference", where={"confirmed": {"$ne": False}}, now=now
+            )
+            rows += [
+                (row, "preference")
+                for row in sorted(self._index.list(preferences, None), key=lambda r: r.permalink)
+            ]
+            sections = [
+                r
+                for r in self._index.list(Filters(scopes=scope_list, now=now), None)
+                if r.folder == "sections"
+            ]
+            rows += [(row, "section") for row in sorted(sections, key=_section_order)]
+            candidates = self._snapshot_items(rows, current, omitted)
+            return snapshot.build(
+                candidates, top_k=top_k, max_bytes=max_bytes, max_tokens=max_tokens, omitted=omitted
+            )
+
+    def _snapshot_items(
+        self, rows: Sequence[tuple[Row, str]], current: Filters, omitted: dict[str, list[str]]
+    ) -> list[snapshot.Item]:
+        """Replace superseded notes by what replaces them and keep disagreeing claims together."""
+        items: list[snapshot.Item] = []
+        seen: set[str] = set()
+        queue = list(rows)
+        while queue:
+            row, why = queue.pop(0)
+            if row.permalink in seen:
+                continue
+            replacers = self._index.superseded_by(row, current.now)
+            if replacers:
+                omitted["superseded"].append(row.permalink)
+                seen.add(row.permalink)
+                for permalink in reversed(replacers):
+                    queue[0:0] = [
+                        (r, why)
+                        for r in self._index.rows_by_permalink((row.scope,), permalink)
+                        if _visible(r, current)
+                    ]
+                continue
+            group = None
+            mates: list[Row] = []
+            if row.claim_key:
+                holders = [
+                    r
+                    for r in self._index.claim_holders(current, row.claim_key)
+                    if not self._index.superseded_by(r, current.now)
+                ]
+                if len({r.claim_value for r in holders}) > 1:
+                    group = row.claim_key
+                    mates = [r for r in holders if r.permalink != row.permalink and r.permalink not in seen]
+            for member in [row, *mates]:
+                seen.add(member.permalink)
+                items.append(self._snapshot_item(member, why, group))
+        return items
+
+    def _snapshot_item(self, row: Row, why: str, group: str | None) -> snapshot.Item:
+        lines = [text for _, text in self._index.lines_of(row.id) if text.lstrip("# ").strip() != row.title]
+        know = lifecycle.knowledge(json.loads(row.frontmatter))
+        if know:
+            lines += [f"applies when (not verified): {c}" for c in know.applicability]
+            lines += [f"failed when: {c}" for c in know.counterexamples]
+            if know.claim_key:
+                lines.append(f"claim: {know.claim_key} = {know.claim_value}")
+        if row.expires_ts is not None:
+            lines.append(f"expires: {_expires_text(row)}")
+        return snapshot.Item(
+            permalink=row.permalink,
+            title=row.title,
+            scope=row.scope,
+            version=row.version,
+            origin=row.origin,
+            modified=row.modified,
+            why=why,
+            body=_clip("\n".join(lines), SNAPSHOT_ITEM_BYTES, row.permalink),
+            group=group,
+        )
+
     # -- maintenance ----------------------------------------------------------------------------
 
     def refresh(self) -> RefreshReport:
@@ -476,7 +628,10 @@ class Memory:
         with self._lock:
             self._sync()
             trashed = sum(
-                1 for folder in self.vault.iterdir() if (folder / ".trash").is_dir() for _ in (folder / ".trash").rglob("*.md")
+                1
+                for folder in self.vault.iterdir()
+                if (folder / ".trash").is_dir()
+                for _ in (folder / ".trash").rglob("*.md")
             )
             return DoctorReport(
                 vault=str(self.vault),
@@ -510,7 +665,9 @@ class Memory:
         for scope in scopes:
             validate_scope(scope)
             if scope not in self.allow_scopes:
-                raise ScopeDenied(f"scope {scope!r} is not allowed here; allowed: {', '.join(self.allow_scopes)}")
+                raise ScopeDenied(
+                    f"scope {scope!r} is not allowed here; allowed: {', '.join(self.allow_scopes)}"
+                )
             checked.append(scope)
         return tuple(dict.fromkeys(checked))
 
@@ -583,7 +740,14 @@ class Memory:
             scope, folder = split_path(st.path)
             self._index.mark_damaged(st.path, scope, folder, st.size, mtime, digest, exc.message)
             return
-        self._index.upsert(note, folder=folder_of(st.path), size=st.size, mtime_ns=mtime, lines=body_lines(note))
+        self._index.upsert(
+            note,
+            folder=folder_of(st.path),
+            size=st.size,
+            mtime_ns=mtime,
+            lines=body_lines(note),
+            expires_ts=lifecycle.expires_at(note.frontmatter, self.tz),
+        )
 
     def _load(self, rel: str) -> Note:
         try:
@@ -639,8 +803,10 @@ class Memory:
         row = self._resolve(permalink, (scope,))
         return self._load(row.path)  # raises DamagedNote if it broke since it was indexed
 
-    def _hit(self, row: Row, score: float, line: int | None, terms: Sequence[str]) -> Hit:
-        lines = self._index.lines_of(row.id)
+    def _hit(
+        self, row: Row, score: float, filters: Filters, *, line: int | None = None, terms: Sequence[str] = ()
+    ) -> Hit:
+        lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
         if line is None:
             line = self._best_line(lines, terms)
         numbers = [number for number, _ in lines]
@@ -661,7 +827,65 @@ class Memory:
             scope=row.scope,
             sensitive=row.sensitivity == "sensitive",
             related=tuple(related[:RELATED_PER_HIT]),
+            expires=_expires_text(row),
+            superseded_by=tuple(self._index.superseded_by(row, filters.now)),
+            claim=Claim(row.claim_key, row.claim_value, row.permalink, row.path) if row.claim_key else None,
         )
+
+    def _current_first(self, hits: list[Hit], filters: Filters, terms: Sequence[str]) -> list[Hit]:
+        """Put each replacement before what it supersedes, and bring disagreeing claims together.
+
+        A superseded note is never shown alone as if current; two current notes that claim
+        different values for one key are both shown, each naming the other, instead of one
+        silently winning.
+        """
+        visible = Filters(
+            scopes=filters.scopes,
+            include_sensitive=filters.include_sensitive,
+            include_expired=filters.include_expired,
+            now=filters.now,
+        )
+        ordered = list(hits)
+        for hit in hits:
+            if hit.claim and not hit.superseded_by:
+                holders = [
+                    r
+                    for r in self._index.claim_holders(visible, hit.claim.key)
+                    if not self._index.superseded_by(r, filters.now)
+                ]
+                if len({r.claim_value for r in holders}) > 1:
+                    claims = tuple(
+                        Claim(r.claim_key or "", r.claim_value, r.permalink, r.path) for r in holders
+                    )
+                    at = ordered.index(hit)
+                    ordered[at] = replace(
+                        hit, disagreement=tuple(c for c in claims if c.permalink != hit.permalink)
+                    )
+                    present = {h.permalink for h in ordered}
+                    extra = [
+                        self._hit(r, 0.0, visible, terms=terms) for r in holders if r.permalink not in present
+                    ]
+                    ordered[at + 1 : at + 1] = [
+                        replace(e, disagreement=tuple(c for c in claims if c.permalink != e.permalink))
+                        for e in extra
+                    ]
+        for hit in [h for h in ordered if h.superseded_by]:
+            replacer = hit.superseded_by[0]
+            positions = {h.permalink: i for i, h in enumerate(ordered)}
+            ordered.remove(hit)
+            if replacer in positions:
+                at = next(i for i, h in enumerate(ordered) if h.permalink == replacer)
+            else:
+                rows = [
+                    r for r in self._index.rows_by_permalink((hit.scope,), replacer) if _visible(r, visible)
+                ]
+                if not rows:
+                    ordered.insert(positions[hit.permalink], hit)
+                    continue
+                at = positions[hit.permalink]
+                ordered.insert(at, self._hit(rows[0], hit.score, visible, terms=terms))
+            ordered.insert(at + 1, hit)
+        return ordered
 
     def _best_line(self, lines: Sequence[tuple[int, str]], terms: Sequence[str]) -> int:
         """The line that holds the rarest query terms (first such line on a tie); the snippet
@@ -680,7 +904,9 @@ class Memory:
                 continue
             present = set(tokenize.tokens(text))
             score = sum(
-                weight[t] for t in candidates if t in present or (t.isascii() and any(p.startswith(t) for p in present))
+                weight[t]
+                for t in candidates
+                if t in present or (t.isascii() and any(p.startswith(t) for p in present))
             )
             if text.startswith("#"):
                 score *= 0.5  # the title is already shown; a matching body line says more
@@ -689,7 +915,14 @@ class Memory:
         return best
 
     def _visit(
-        self, row: Row, level: int, via: str, source: Row, seen: set[int], nodes: list[ContextNode], bound: float | None
+        self,
+        row: Row,
+        level: int,
+        via: str,
+        source: Row,
+        seen: set[int],
+        nodes: list[ContextNode],
+        bound: float | None,
     ) -> list[Row]:
         if row.id in seen:
             return []
@@ -709,7 +942,7 @@ def _idf(total: int, df: int) -> float:
 
 def _bare(identifier: str) -> str:
     ident = identifier.strip()
-    return ident[len("memory://"):] if ident.startswith("memory://") else ident
+    return ident[len("memory://") :] if ident.startswith("memory://") else ident
 
 
 def _clean_title(title: str) -> str:
@@ -730,7 +963,9 @@ def _clean_tags(tags: Sequence[str]) -> list[str]:
         if not value:
             continue
         if any(c in value for c in ",[]{}\n"):
-            raise InvalidInput(f"tag {tag!r} may not contain commas, brackets or braces; give tags one by one")
+            raise InvalidInput(
+                f"tag {tag!r} may not contain commas, brackets or braces; give tags one by one"
+            )
         if len(value) > 64:
             raise InvalidInput(f"tag {value[:20]!r}... is longer than 64 characters")
         if value not in clean:
@@ -801,6 +1036,37 @@ def _free_path(vault: Path, rel: str) -> str:
 def _trusted_mtime(st: FileStat) -> int:
     """The mtime to remember, or -1 when the file is so fresh that a same-tick change could hide."""
     return -1 if time.time() - st.mtime_ns / 1e9 < _RACY_SECONDS else st.mtime_ns
+
+
+def _expires_text(row: Row) -> str | None:
+    if row.expires_ts is None:
+        return None
+    return datetime.fromtimestamp(row.expires_ts, UTC).replace(microsecond=0).isoformat()
+
+
+def _visible(row: Row, filters: Filters) -> bool:
+    if row.sensitivity == "sensitive" and not filters.include_sensitive:
+        return False
+    return filters.include_expired or row.expires_ts is None or row.expires_ts > filters.now
+
+
+def _section_order(row: Row) -> tuple[float, str]:
+    order = json.loads(row.frontmatter).get("order")
+    return (float(order) if isinstance(order, int | float) else math.inf, row.title)
+
+
+def _clip(text: str, limit: int, permalink: str) -> str:
+    """At most ``limit`` UTF-8 bytes of whole lines, saying where the rest is."""
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    kept: list[str] = []
+    size = 0
+    for line in text.splitlines():
+        size += len(line.encode("utf-8")) + 1
+        if size > limit:
+            break
+        kept.append(line)
+    return "\n".join([*kept, f"... (more in memory://{permalink})"])
 
 
 def _summary(row: Row) -> NoteSummary:

@@ -71,7 +71,13 @@ class Note:
             "version": self.version,
             "frontmatter": self.frontmatter,
             "observations": [
-                {"category": o.category, "content": o.content, "tags": list(o.tags), "context": o.context, "line": o.line}
+                {
+                    "category": o.category,
+                    "content": o.content,
+                    "tags": list(o.tags),
+                    "context": o.context,
+                    "line": o.line,
+                }
                 for o in self.observations
             ],
             "relations": [
@@ -122,7 +128,12 @@ class Related:
     direction: str = "out"  # "out": this note -> target; "in": another note -> this note
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "target": self.target, "permalink": self.permalink, "direction": self.direction}
+        return {
+            "type": self.type,
+            "target": self.target,
+            "permalink": self.permalink,
+            "direction": self.direction,
+        }
 
 
 @dataclass(frozen=True)
@@ -141,9 +152,14 @@ class Hit:
     scope: str = "user"
     sensitive: bool = False
     related: tuple[Related, ...] = ()
+    version: str = ""
+    expires: str | None = None
+    superseded_by: tuple[str, ...] = ()  # current notes that replace this one: it is not current
+    claim: Claim | None = None
+    disagreement: tuple[Claim, ...] = ()  # other current notes claiming another value for the same key
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "permalink": self.permalink,
             "title": self.title,
             "type": self.type,
@@ -157,6 +173,29 @@ class Hit:
             "sensitive": self.sensitive,
             "related": [r.to_dict() for r in self.related],
         }
+        # Only present when they say something, to keep results short in a context window.
+        if self.expires:
+            data["expires"] = self.expires
+        if self.superseded_by:
+            data["superseded_by"] = list(self.superseded_by)
+        if self.claim:
+            data["claim"] = self.claim.to_dict()
+        if self.disagreement:
+            data["disagreement"] = [c.to_dict() for c in self.disagreement]
+        return data
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The value one note claims for a key (``knowledge.claim``), with where it comes from."""
+
+    key: str
+    value: str | None
+    permalink: str
+    path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "value": self.value, "permalink": self.permalink, "path": self.path}
 
 
 @dataclass(frozen=True)
@@ -215,7 +254,9 @@ class DoctorReport:
             "index": self.index,
             "notes": self.notes,
             "damaged": [d.to_dict() for d in self.damaged],
-            "duplicate_permalinks": [{"permalink": p, "paths": list(paths)} for p, paths in self.duplicate_permalinks],
+            "duplicate_permalinks": [
+                {"permalink": p, "paths": list(paths)} for p, paths in self.duplicate_permalinks
+            ],
             "unresolved_relations": self.unresolved_relations,
             "trashed": self.trashed,
         }

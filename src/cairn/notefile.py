@@ -65,7 +65,9 @@ def load_note(path: str, data: bytes, *, mtime_ns: int = 0, tz: Any = None) -> N
     stem = PurePosixPath(path).stem
     title = _text(fm.get("title")) or doc.title_heading or stem
     permalink = _text(fm.get("permalink")) or derived_permalink(path, title)
-    fallback_time = datetime.fromtimestamp(mtime_ns / 1e9, tz).replace(microsecond=0).isoformat() if mtime_ns else ""
+    fallback_time = (
+        datetime.fromtimestamp(mtime_ns / 1e9, tz).replace(microsecond=0).isoformat() if mtime_ns else ""
+    )
     sensitivity = _text(fm.get("sensitivity")) or "normal"
     return Note(
         permalink=permalink.strip(),
@@ -94,13 +96,17 @@ def folder_of(path: str) -> str:
 _SECTION_HEADINGS = {"## observations", "## relations"}
 
 
-def body_lines(note: Note) -> list[tuple[int, str]]:
-    """Body lines search can point at, with 1-based file line numbers: not blank lines, and not
-    the standard section headings, which would only crowd snippets."""
+def body_lines(note: Note) -> list[tuple[int, str, bool]]:
+    """Body lines search can point at: (1-based file line, text, sensitive).
+
+    Blank lines and the standard section headings are left out (they would only crowd
+    snippets); an observation tagged ``#sensitive`` is a sensitive line.
+    """
+    private = {o.line for o in note.observations if any(t.casefold() == "sensitive" for t in o.tags)}
     first = note.text.count("\n", 0, len(note.text) - len(note.body)) + 1
     lines = []
     for offset, line in enumerate(note.body.splitlines()):
         stripped = line.strip()
         if stripped and stripped.casefold() not in _SECTION_HEADINGS:
-            lines.append((first + offset, stripped))
+            lines.append((first + offset, stripped, first + offset in private))
     return lines

@@ -22,7 +22,14 @@ SCOPE_KINDS = ("agent", "group", "workspace")
 _SCOPE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # Characters that are unsafe in a file name on some platform, plus control characters.
 _UNSAFE = re.compile(r'[/\\:*?"<>|\x00-\x1f\x7f]')
-_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+_WINDOWS_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(1, 10)),
+    *(f"lpt{i}" for i in range(1, 10)),
+}
 _MAX_NAME_BYTES = 200  # leaves room for ".md", conflict suffixes and temp names under the usual 255
 
 
@@ -130,7 +137,9 @@ def parse_timezone(value: str | None) -> tzinfo:
     try:
         return ZoneInfo(value.strip())
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise InvalidInput(f"unknown time zone {value!r} in cairn.toml: use '+08:00' or a name like 'Asia/Shanghai'") from exc
+        raise InvalidInput(
+            f"unknown time zone {value!r} in cairn.toml: use '+08:00' or a name like 'Asia/Shanghai'"
+        ) from exc
 
 
 def now_iso(tz: tzinfo) -> str:
@@ -151,7 +160,16 @@ def iso_to_ts(value: object) -> float | None:
 
 
 _RELATIVE = re.compile(r"^\s*(\d+)\s*(s|sec|m|min|h|d|w|y)[a-z]*\s*$", re.IGNORECASE)
-_UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
+_UNIT_SECONDS = {
+    "s": 1,
+    "sec": 1,
+    "m": 60,
+    "min": 60,
+    "h": 3600,
+    "d": 86400,
+    "w": 7 * 86400,
+    "y": 365 * 86400,
+}
 
 
 def parse_moment(value: str, tz: tzinfo, *, end_of_day: bool = False) -> float:
