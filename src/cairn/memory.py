@@ -333,9 +333,8 @@ class Memory:
                 raise NotFound(f"no deleted note with permalink {permalink!r} in the trash of scope {scope}")
             _deleted, trash_rel, note = max(found, key=lambda item: (item[0], item[1]))
             target = _free_path(self.vault, trash_rel.replace("/.trash", "", 1))
-            text = markdown.set_fields(
-                note.text, {"modified": now_iso(self.tz)}, remove=("deleted", "deleted_reason")
-            )
+            # Delete then restore gives back the very bytes that were deleted.
+            text = markdown.set_fields(note.text, {}, remove=("deleted", "deleted_reason"))
             restored = self._commit(target, text)
             (self.vault / trash_rel).unlink()
             return restored
