@@ -1,0 +1,83 @@
+"""expires, supersedes, knowledge/claims and sensitive observations, seen through search."""
+
+from __future__ import annotations
+
+import pytest
+
+from cairn import InvalidInput, Memory
+
+
+def titles(hits) -> list[str]:
+    return [h.title for h in hits]
+
+
+def test_expired_notes_are_out_unless_asked(memory: Memory) -> None:
+    memory.write("Promo", observations=["[deal] coupon for pizza"], fields={"expires": "2020-01-01"})
+    memory.write("Still valid", observations=["[deal] coupon for noodles"], fields={"expires": "2099-01-01"})
+    assert titles(memory.search("coupon")) == ["Still valid"]
+    hits = memory.search("coupon", include_expired=True)
+    assert set(titles(hits)) == {"Promo", "Still valid"}
+    assert next(h for h in hits if h.title == "Promo").expires.startswith("2020-01-01")
+
+
+def test_a_superseded_note_comes_after_its_replacement(memory: Memory) -> None:
+    old = memory.write("Home address", observations=["[fact] lives in Haidian district, building 3"])
+    new = memory.write("Moved house", observations=["[fact] now lives in Chaoyang"], fields={"supersedes": [old.permalink]})
+    hits = memory.search("Haidian building")
+    assert titles(hits) == ["Moved house", "Home address"]  # the replacement is brought in, first
+    assert hits[1].superseded_by == (new.permalink,)
+    assert hits[0].superseded_by == ()
+    assert titles(memory.search("lives")) == ["Moved house", "Home address"]
+
+
+def test_knowledge_is_searchable_and_claims_disagree_openly(memory: Memory) -> None:
+    memory.write(
+        "Atlas recovery (journal)",
+        observations=["[lesson] restore from the journal"],
+        fields={"knowledge": {
+            "applicability": ["only schema v2 with a verified migration log"],
+            "counterexamples": ["schema v1 has no migration log"],
+            "claim": {"key": "atlas.recovery.mode", "value": "journal"},
+        }},
+    )
+    memory.write(
+        "Atlas recovery (copy)",
+        observations=["[lesson] restore by copying the data dir"],
+        fields={"knowledge": {"claim": {"key": "atlas.recovery.mode", "value": "copy"}}},
+    )
+    assert titles(memory.search("migration log"))[0] == "Atlas recovery (journal)"
+    hits = memory.search("journal")
+    assert set(titles(hits)) == {"Atlas recovery (journal)", "Atlas recovery (copy)"}
+    for hit in hits:
+        assert hit.claim.key == "atlas.recovery.mode"
+        assert [c.value for c in hit.disagreement] == ["copy" if hit.claim.value == "journal" else "journal"]
+
+
+def test_agreeing_claims_are_not_a_disagreement(memory: Memory) -> None:
+    for title in ("Port A", "Port B"):
+        memory.write(title, observations=["[fact] the port"], fields={"knowledge": {"claim": {"key": "svc.port", "value": "8080"}}})
+    assert all(h.disagreement == () for h in memory.search("port"))
+
+
+def test_sensitive_observations_stay_out_of_search_and_snippets(memory: Memory) -> None:
+    memory.write("Health", observations=["[habit] runs every morning", "[med] takes metformin #sensitive"])
+    assert memory.search("metformin") == []
+    hit = memory.search("morning")[0]
+    assert "metformin" not in hit.snippet
+    assert memory.search("metformin", granularity="line") == []
+    assert titles(memory.search("metformin", include_sensitive=True)) == ["Health"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"expires": "someday"}, "ISO date"),
+        ({"supersedes": 3}, "supersedes"),
+        ({"knowledge": {"claim": {"key": "Has Spaces", "value": "x"}}}, "claim.key"),
+        ({"knowledge": {"applicability": ["a"] * 5}}, "at most 4"),
+        ({"knowledge": {"oops": 1}}, "unknown keys"),
+    ],
+)
+def test_bad_lifecycle_fields_are_refused(memory: Memory, fields: dict, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        memory.write("Bad", fields=fields)
