@@ -1,0 +1,54 @@
+"""Credentials are refused on every write path of the Memory service, and nothing is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cairn import Memory, SecretRefused
+
+KEY = "sk-" + "Ab3dEf6hIj9kLm2nOp5qRs8t"
+
+
+def files(vault: Path) -> dict[str, bytes]:
+    return {p.relative_to(vault).as_posix(): p.read_bytes() for p in vault.rglob("*.md")}
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"title": f"key {KEY}"},
+        {"title": "t", "body": f"export OPENAI_API_KEY={KEY}"},
+        {"title": "t", "observations": [f"[cred] the key is {KEY}"]},
+        {"title": "t", "tags": [KEY]},
+        {"title": "t", "fields": {"note": KEY}},
+        {"title": "t", "observations": ["[id] 身份证 110101199003077777"]},
+    ],
+)
+def test_write_refuses_secrets_without_echoing_them(memory: Memory, vault: Path, kwargs: dict) -> None:
+    with pytest.raises(SecretRefused) as caught:
+        memory.write(**kwargs)
+    assert KEY not in caught.value.message and "110101199003077777" not in caught.value.message
+    assert KEY[:8] not in caught.value.message
+    assert files(vault) == {}
+
+
+def test_append_and_edit_refuse_secrets_and_change_nothing(memory: Memory, vault: Path) -> None:
+    note = memory.write("Accounts", observations=["[site] example.org"])
+    before = files(vault)
+    with pytest.raises(SecretRefused, match="GitHub token"):
+        memory.append(note.permalink, "[token] ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    with pytest.raises(SecretRefused, match="password"):
+        memory.edit(note.permalink, "example.org", "example.org password: hunter2abc")
+    with pytest.raises(SecretRefused, match="one-time code"):
+        memory.append(note.permalink, "[login] 验证码 493021")
+    assert files(vault) == before
+
+
+def test_long_numbers_need_a_sensitive_note(memory: Memory) -> None:
+    note = memory.write("ID card", sensitivity="sensitive", observations=["[id] 110101199003077777"])
+    assert note.sensitive
+    memory.append(note.permalink, "[card] 6222 0210 0112 3456 789")
+    with pytest.raises(SecretRefused):
+        memory.append(note.permalink, f"[key] {KEY}")  # sensitive notes still never hold keys
