@@ -450,7 +450,7 @@ def test_every_command_and_parameter_has_help():
     group = get_command(app)
     expected = {
         "init", "write", "append", "edit", "read", "search", "list", "context", "delete",
-        "restore", "refresh", "reindex", "doctor", "status", "serve",
+        "restore", "refresh", "reindex", "doctor", "status", "serve", "snapshot",
     }  # fmt: skip
     assert expected <= set(group.commands)
     for name, command in group.commands.items():
@@ -461,6 +461,8 @@ def test_every_command_and_parameter_has_help():
         assert result.exit_code == 0 and "Usage:" in result.stdout, name
     assert "--where" in runner.invoke(app, ["search", "--help"]).stdout
     assert "$in" in runner.invoke(app, ["search", "--help"]).stdout
+    assert "--scopes" in runner.invoke(app, ["search", "--help"]).stdout
+    assert "--allow-scope" in runner.invoke(app, ["serve", "--help"]).stdout
 
 
 # -- serve wiring (the server itself is tested with the MCP module) ---------------------------
@@ -469,7 +471,7 @@ def test_every_command_and_parameter_has_help():
 def test_serve_calls_the_mcp_module(env, monkeypatch):
     calls: list[tuple] = []
     fake = types.ModuleType("cairn.mcp_server")
-    fake.serve_stdio = lambda memory: calls.append(("stdio", memory.vault))  # type: ignore[attr-defined]
+    fake.serve_stdio = lambda memory: calls.append(("stdio", memory.vault, memory.scope, memory.allow_scopes))  # type: ignore[attr-defined]
     fake.serve_http = lambda memory, host, port, token=None: calls.append(("http", host, port, token))  # type: ignore[attr-defined]
     fake.load_or_create_token = lambda home: calls.append(("token", Path(home))) or "tok-123"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "cairn.mcp_server", fake)
@@ -477,8 +479,17 @@ def test_serve_calls_the_mcp_module(env, monkeypatch):
 
     result = ok("serve")
     assert result.stdout == ""  # stdout is the MCP channel
-    assert calls == [("stdio", env.vault)] or Path(calls[0][1]).resolve() == env.vault.resolve()
+    assert Path(calls[0][1]).resolve() == env.vault.resolve()
+    assert calls[0][2:] == ("user", ("user",))
     calls.clear()
+    ok("serve", "--allow-scope", "agent:a", "--allow-scope", "group:g")
+    assert calls[0][2:] == ("agent:a", ("agent:a", "group:g"))  # the first allowed scope is the default
+    calls.clear()
+    ok("--scope", "group:g", "serve", "--allow-scope", "agent:a,group:g")
+    assert calls[0][2:] == ("group:g", ("agent:a", "group:g"))
+    calls.clear()
+    refused = failed("--scope", "user", "serve", "--allow-scope", "agent:a", code=7)
+    assert "not among the allowed scopes" in refused.stderr and calls == []
     ok("serve", "--http", "--port", "9999")
     assert calls[0][0] == "token" and calls[0][1].resolve() == env.home.resolve()
     assert calls[1] == ("http", "127.0.0.1", 9999, "tok-123")

@@ -308,6 +308,61 @@ async def test_a_credential_is_refused(memory: Memory) -> None:
         assert (await call(client, "memory_search", query=""))["hits"] == []
 
 
+async def test_write_takes_expires_supersedes_and_knowledge(memory: Memory) -> None:
+    async with connect(memory) as client:
+        old = await call(
+            client,
+            "memory_write",
+            title="Deploy target",
+            observations=[{"category": "f", "text": "server-a"}],
+        )
+        new = await call(
+            client,
+            "memory_write",
+            title="Deploy target (corrected)",
+            observations=[{"category": "f", "text": "server-b"}],
+            supersedes=[old["permalink"]],
+            knowledge={
+                "applicability": ["only the staging cluster"],
+                "claim": {"key": "deploy.target", "value": "server-b"},
+            },
+        )
+        promo = await call(
+            client,
+            "memory_write",
+            title="Promo",
+            observations=[{"category": "deal", "text": "server coupon"}],
+            expires="2020-01-01",
+        )
+        front = memory.read(new["permalink"]).frontmatter
+        assert front["supersedes"] == [old["permalink"]]
+        assert front["knowledge"] == {
+            "applicability": ["only the staging cluster"],
+            "claim": {"key": "deploy.target", "value": "server-b"},
+        }
+        assert "counterexamples" not in front["knowledge"]
+
+        hits = (await call(client, "memory_search", query="server"))["hits"]
+        assert [h["permalink"] for h in hits] == [
+            new["permalink"],
+            old["permalink"],
+        ]  # expired promo left out
+        assert hits[1]["superseded_by"] == [new["permalink"]]
+        assert hits[0]["claim"]["key"] == "deploy.target"
+        assert memory.read(promo["permalink"]).frontmatter["expires"] == "2020-01-01"
+
+        assert "invalid_input" in await call_error(
+            client, "memory_write", title="Bad date", expires="next tuesday"
+        )
+        message = await call_error(
+            client,
+            "memory_write",
+            title="Bad claim",
+            knowledge={"claim": {"key": "Has Spaces", "value": "x"}},
+        )
+        assert "invalid_input" in message and "claim" in message
+
+
 # -- transports -------------------------------------------------------------------------------
 
 

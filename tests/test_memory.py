@@ -154,7 +154,13 @@ def test_delete_moves_to_trash_and_restore_brings_back(memory: Memory, vault: Pa
         memory.restore("never-was-1234")
 
 
-def test_hand_edits_are_seen_by_the_next_call(memory: Memory, vault: Path) -> None:
+@pytest.mark.parametrize("watch", ["1", "0"], ids=["inotify", "scan"])
+def test_hand_edits_are_seen_by_the_next_call(
+    vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, watch: str
+) -> None:
+    monkeypatch.setenv("CAIRN_WATCH", watch)
+    memory = Memory.open(vault, home=isolated_home)
+    assert (memory._watcher is not None) == (watch == "1")
     note = memory.write("Lunch", observations=["[pref] 喜欢吃面"])
     path = vault / note.path
     path.write_text(path.read_text(encoding="utf-8").replace("喜欢吃面", "喜欢吃饺子"), encoding="utf-8")
@@ -165,6 +171,15 @@ def test_hand_edits_are_seen_by_the_next_call(memory: Memory, vault: Path) -> No
     assert memory.search("editor")[0].title == "Hand made"
     path.unlink()
     assert memory.search("饺子") == []
+    (vault / "user/new/deeper").mkdir(parents=True)
+    (vault / "user/new/deeper/Fresh.md").write_text("- [fact] 新建的文件夹里的笔记\n", encoding="utf-8")
+    assert [h.path for h in memory.search("文件夹")] == ["user/new/deeper/Fresh.md"]
+    (vault / "user/new/deeper/Fresh.md").rename(vault / "user/Moved.md")
+    assert [h.path for h in memory.search("文件夹")] == ["user/Moved.md"]
+    (vault / "user/new").rename(vault / "user/renamed")
+    (vault / "user/renamed/deeper/Late.md").write_text("- [fact] latecomer\n", encoding="utf-8")
+    assert [h.path for h in memory.search("latecomer")] == ["user/renamed/deeper/Late.md"]
+    memory.close()
 
 
 def test_permalink_survives_a_rename_and_a_move(memory: Memory, vault: Path) -> None:

@@ -133,8 +133,12 @@ def _is_terminal() -> bool:
 
 
 @contextmanager
-def _memory(ctx: typer.Context, as_json: bool) -> Iterator[Memory]:
-    """Open the vault named by the global options; turn any CairnError into a clean exit."""
+def _memory(ctx: typer.Context, as_json: bool, *, allow_scopes: list[str] | None = None) -> Iterator[Memory]:
+    """Open the vault named by the global options; turn any CairnError into a clean exit.
+
+    ``allow_scopes`` confines the Memory to those scopes; without a global ``--scope`` the
+    first of them becomes the default scope.
+    """
     from .memory import Memory
 
     settings = _settings(ctx)
@@ -142,6 +146,9 @@ def _memory(ctx: typer.Context, as_json: bool) -> Iterator[Memory]:
         kwargs: dict[str, Any] = {"home": settings.home}
         if settings.scope is not None:
             kwargs["scope"] = settings.scope
+        if allow_scopes:
+            kwargs["allow_scopes"] = allow_scopes
+            kwargs.setdefault("scope", allow_scopes[0])
         mem = Memory.open(settings.vault, **kwargs)
         try:
             yield mem
@@ -161,6 +168,19 @@ def _guard(as_json: bool) -> Iterator[None]:
 
 def _want_json(ctx: typer.Context, json_out: bool) -> bool:
     return json_out or _settings(ctx).json
+
+
+SCOPES_HELP = (
+    "Scopes to read, comma separated or repeated (--scopes user,agent:bot); each must be allowed "
+    "(cairn.toml allow_scopes, or the global --scope). Default: the global --scope, else user."
+)
+ScopesOpt = Annotated[list[str] | None, typer.Option("--scopes", metavar="SCOPES", help=SCOPES_HELP)]
+
+
+def _scopes(values: list[str] | None) -> list[str] | None:
+    """``["user,agent:a", "group:g"]`` -> ``["user", "agent:a", "group:g"]``; None when not given."""
+    scopes = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
+    return scopes or None
 
 
 # -- argument parsing -------------------------------------------------------------------------
@@ -309,20 +329,32 @@ def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
+def _hit_marks(hit: Hit) -> str:
+    """Scope and lifecycle marks shown beside a hit: ``agent:bot, expires 2026-01-01T00:00:00+00:00``."""
+    marks = [hit.scope]
+    if hit.sensitive:
+        marks.append("sensitive")
+    if hit.expires:
+        marks.append(f"expires {hit.expires}")
+    if hit.superseded_by:
+        marks.append(f"superseded by {', '.join(hit.superseded_by)}")
+    return ", ".join(marks)
+
+
 def _print_hits(hits: list[Hit]) -> None:
     if not hits:
         _emit("no matching notes", err=True)
         return
     if _is_terminal():
         _rich_table(
-            ["title", "permalink", "path:line", "snippet"],
-            [[h.title, h.permalink, f"{h.path}:{h.line}", h.snippet] for h in hits],
+            ["title", "permalink", "scope", "path:line", "snippet"],
+            [[h.title, h.permalink, _hit_marks(h), f"{h.path}:{h.line}", h.snippet] for h in hits],
             keep=frozenset({"permalink"}),
         )
         return
     blocks = []
     for hit in hits:
-        block = f"{hit.title}  [{hit.permalink}]\n  {hit.path}:{hit.line}"
+        block = f"{hit.title}  [{hit.permalink}]  ({_hit_marks(hit)})\n  {hit.path}:{hit.line}"
         if hit.snippet:
             block += "\n" + _indent(hit.snippet)
         blocks.append(block)
@@ -537,10 +569,16 @@ def search(
     ] = None,
     where: Annotated[list[str] | None, typer.Option("--where", metavar="COND", help=WHERE_HELP)] = None,
     sensitive: Annotated[bool, typer.Option("--sensitive", help="Include sensitive notes.")] = False,
+    expired: Annotated[
+        bool, typer.Option("--expired", help="Include notes whose expires date has passed.")
+    ] = False,
+    scopes: ScopesOpt = None,
     limit: Annotated[int, typer.Option("--limit", metavar="N", min=1, help="Most hits to show.")] = 10,
     json_out: JsonOpt = False,
 ) -> None:
     """Search notes by keyword and structure; best first, ties newest first.
+
+    Each hit names its scope; --scopes searches several allowed scopes at once.
 
     \b
     --where examples:
@@ -562,7 +600,9 @@ def search(
             until=until,
             where=where_map,
             include_sensitive=sensitive,
+            include_expired=expired,
             limit=limit,
+            scope=_scopes(scopes),
         )
     if as_json:
         _emit_json({"hits": [h.to_dict() for h in hits]})
@@ -748,6 +788,48 @@ def doctor(ctx: typer.Context, json_out: JsonOpt = False) -> None:
 
 
 @app.command()
+def snapshot(
+    ctx: typer.Context,
+    query: Annotated[
+        str,
+        typer.Argument(
+            metavar="QUERY", help="What the next step is about; empty: preferences and sections only."
+        ),
+    ] = "",
+    scopes: ScopesOpt = None,
+    top_k: Annotated[int, typer.Option("--top-k", metavar="N", min=1, help="Most notes to include.")] = 20,
+    max_bytes: Annotated[
+        int,
+        typer.Option(
+            "--max-bytes",
+            metavar="N",
+            min=1,
+            help="Most UTF-8 bytes of snapshot text (the final newline not counted).",
+        ),
+    ] = 8192,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", metavar="N", min=1, help="Most tokens (estimated high).")
+    ] = 2048,
+    json_out: JsonOpt = False,
+) -> None:
+    """Print memory to put in a prompt: bounded, escaped, wrapped in <memory_source>.
+
+    Notes relevant to QUERY first, then confirmed preferences and sections. Sensitive, expired
+    and superseded notes never appear; the closing <omitted> line says what was left out and why.
+    The text is printed as is, followed by one newline; --json gives the text, items and counts.
+    """
+    as_json = _want_json(ctx, json_out)
+    with _memory(ctx, as_json) as mem:
+        snap = mem.snapshot(
+            query, scopes=_scopes(scopes), top_k=top_k, max_bytes=max_bytes, max_tokens=max_tokens
+        )
+    if as_json:
+        _emit_json(snap.to_dict())
+    else:
+        _emit(snap.text)
+
+
+@app.command()
 def status(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     """Show the vault path, index path, scope, allowed scopes and counts."""
     as_json = _want_json(ctx, json_out)
@@ -769,15 +851,25 @@ def serve(
         str, typer.Option("--host", metavar="HOST", help="HTTP address to bind (loopback by default).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", metavar="PORT", min=0, max=65535, help="HTTP port.")] = 8765,
+    allow_scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-scope",
+            metavar="SCOPE",
+            help="Confine the server to this scope; repeatable. The first is the default scope unless "
+            "the global --scope names another allowed one. Default: cairn.toml allow_scopes plus --scope.",
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Run the MCP server over stdio (default) or HTTP for agents to use this vault.
 
     With --http the bearer token is kept in <home>/mcp-token; the URL, the token and client
-    configurations are printed on stderr when the server starts.
+    configurations are printed on stderr when the server starts. With --allow-scope the agent
+    can read and write only those scopes; any other scope is refused.
     """
     as_json = _want_json(ctx, json_out)
-    with _memory(ctx, as_json) as mem:
+    with _memory(ctx, as_json, allow_scopes=_scopes(allow_scope)) as mem:
         from . import mcp_server
 
         if not http:

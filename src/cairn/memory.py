@@ -10,6 +10,7 @@ import math
 import os
 import re
 import socket
+import stat
 import threading
 import time
 import unicodedata
@@ -52,6 +53,7 @@ from .vault import (
     scope_folder,
     validate_scope,
 )
+from .watch import Watcher
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -92,6 +94,9 @@ class Memory:
         self._lock = threading.RLock()
         self._index = Index(self.index_path)
         self._known = self._index.file_states()
+        # Watch before the first scan, so that nothing changed in between goes unseen.
+        self._watcher = Watcher.start(vault) if _watching_wanted() else None
+        self._needs_scan = True
 
     @classmethod
     def open(
@@ -145,6 +150,8 @@ class Memory:
 
     def close(self) -> None:
         with self._lock:
+            if self._watcher is not None:
+                self._watcher.close()
             self._index.close()
 
     def __enter__(self) -> Memory:
@@ -610,7 +617,7 @@ class Memory:
     def refresh(self) -> RefreshReport:
         """Bring the index up to date with the files (only changed files are parsed)."""
         with self._lock:
-            return self._sync()
+            return self._sync(full=True)
 
     def reindex(self, progress: Progress | None = None) -> RefreshReport:
         """Drop the index and rebuild it from the files."""
@@ -620,7 +627,7 @@ class Memory:
                 Path(f"{self.index_path}{suffix}").unlink(missing_ok=True)
             self._index = Index(self.index_path)
             self._known = {}
-            return self._sync(progress)
+            return self._sync(progress, full=True)
 
     def doctor(self) -> DoctorReport:
         """Damaged files (with the reason), duplicate permalinks, unresolved relations, trash size."""
@@ -697,12 +704,21 @@ class Memory:
                     if fcntl is not None:
                         fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def _sync(self, progress: Progress | None = None) -> RefreshReport:
-        """Compare every file's size and mtime with what the index saw; parse only what changed."""
-        stats = list(scan_notes(self.vault))
-        seen = {st.path for st in stats}
+    def _sync(self, progress: Progress | None = None, *, full: bool = False) -> RefreshReport:
+        """Catch the index up with the files; parse only what changed.
+
+        With a watcher, only the files it saw change are checked; otherwise (or when asked, or
+        when the watcher lost track) every file's size and mtime is compared with the index.
+        """
+        notices = None if full or self._watcher is None else self._watcher.changes()
+        if notices is None or self._needs_scan:
+            self._needs_scan = False
+            stats = list(scan_notes(self.vault))
+            seen = {st.path for st in stats}
+            removed = [path for path in self._known if path not in seen]
+        else:
+            stats, removed = self._stat_paths(notices)
         changed = [st for st in stats if self._known.get(st.path, (None, None))[:2] != (st.size, st.mtime_ns)]
-        removed = [path for path in self._known if path not in seen]
         unchanged = len(stats) - len(changed)
         if not changed and not removed:
             return RefreshReport(scanned=len(stats), unchanged=unchanged)
@@ -731,6 +747,22 @@ class Memory:
                 self._known.pop(path, None)
         damaged = tuple(Damaged(p, e) for p, e in self._index.damaged())
         return RefreshReport(len(stats), added, updated, len(removed), unchanged, damaged)
+
+    def _stat_paths(self, paths: set[str]) -> tuple[list[FileStat], list[str]]:
+        stats: list[FileStat] = []
+        removed: list[str] = []
+        for path in sorted(paths):
+            if folder_scope(path.partition("/")[0]) is None:
+                continue
+            try:
+                st = os.stat(self.vault / path, follow_symlinks=False)
+            except (FileNotFoundError, NotADirectoryError):
+                if path in self._known:
+                    removed.append(path)
+                continue
+            if stat.S_ISREG(st.st_mode):
+                stats.append(FileStat(path, st.st_size, st.st_mtime_ns))
+        return stats, removed
 
     def _index_file(self, st: FileStat, data: bytes, digest: str, mtime: int) -> None:
         try:
@@ -1030,6 +1062,12 @@ def _free_path(vault: Path, rel: str) -> str:
         candidate = f"{stem} ({number}){suffix}"
         number += 1
     return candidate
+
+
+def _watching_wanted() -> bool:
+    """``CAIRN_WATCH=0`` turns inotify off (e.g. a vault on a network share, where the kernel
+    never hears of changes made on other machines): every call then scans."""
+    return os.environ.get("CAIRN_WATCH", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _trusted_mtime(st: FileStat) -> int:

@@ -14,6 +14,7 @@ Unicode letters and digits only (``token.isalnum()``), so ``unicode61`` keeps it
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 from functools import lru_cache
@@ -27,9 +28,12 @@ _CJK_CHARS = (
     "\u3131-\u318e\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7a3"
     "\ud7b0-\ud7ff\uf900-\ufaff\U00020000-\U0003134f"
 )
-# `[^\W_]` is exactly one `str.isalnum()` character; the lookahead keeps unassigned code points
-# inside the CJK blocks out of tokens.
-_RUN_RE = re.compile(rf"(?P<cjk>(?:(?=[^\W_])[{_CJK_CHARS}])+)|(?P<word>[^\W_{_CJK_CHARS}]+)")
+# `[^\W_]` is exactly one `str.isalnum()` character. A CJK run is matched by block alone (fast);
+# the rare unassigned code point inside a CJK block is split out afterwards.
+_RUN_RE = re.compile(rf"([{_CJK_CHARS}]+)|([^\W_{_CJK_CHARS}]+)")
+_NOT_ALNUM_RE = re.compile(r"[\W_]+")
+# Characters that folding may change: neither ASCII nor CJK nor CJK punctuation. Most text has none.
+_FOLDABLE_RE = re.compile(rf"[^\x00-\x7f\u3000-\u303f{_CJK_CHARS}]")
 _CJK_RE = re.compile(rf"[{_CJK_CHARS}]")
 
 _STOPWORD_TEXT = """
@@ -58,13 +62,18 @@ def tokens(text: str, *, stem: bool = False) -> list[str]:
     out: list[str] = []
     for kind, run in _runs(text):
         if kind == "cjk":
-            for i, char in enumerate(run):
-                out.append(char)
-                if i + 1 < len(run):
-                    out.append(run[i : i + 2])
+            out += _unigrams_and_bigrams(run)
         else:
             out.append(_stem(run) if stem else run)
     return out
+
+
+def _unigrams_and_bigrams(run: str) -> list[str]:
+    # Slice assignment and map() keep the per-character work in C: this is the indexing hot path.
+    merged: list[str] = [""] * (2 * len(run) - 1)
+    merged[0::2] = run
+    merged[1::2] = map(operator.add, run, run[1:])
+    return merged
 
 
 def index_text(text: str, *, stem: bool = False) -> str:
@@ -106,25 +115,43 @@ def is_cjk(term: str) -> bool:
 
 
 def _runs(text: str) -> list[tuple[str, str]]:
-    folded = _fold(text)
-    return [(m.lastgroup or "word", m.group()) for m in _RUN_RE.finditer(folded)]
+    runs: list[tuple[str, str]] = []
+    for cjk, word in _RUN_RE.findall(_fold(text)):
+        if word:
+            runs.append(("word", word))
+        elif cjk.isalnum():
+            runs.append(("cjk", cjk))
+        else:
+            runs += [("cjk", part) for part in _NOT_ALNUM_RE.split(cjk) if part]
+    return runs
 
 
 def _fold(text: str) -> str:
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(_fold_char(char) for char in text)
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = text.casefold()
+    return text.translate(_FOLD_TABLE) if _FOLDABLE_RE.search(text) else text
 
 
-@lru_cache(maxsize=4096)
-def _fold_char(char: str) -> str:
-    # NFD only outside CJK: it would split Hangul syllables into jamo and kana into base + mark.
-    if char.isascii() or _CJK_RE.match(char):
-        return char
-    return "".join(
-        c for c in unicodedata.normalize("NFD", char) if not unicodedata.category(c).startswith("M")
-    )
+class _FoldTable(dict[int, str]):
+    """``str.translate`` table that works out each character's folding once, on first sight."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        # NFD only outside CJK: it would split Hangul syllables into jamo and kana into base + mark.
+        if char.isascii() or _CJK_RE.match(char):
+            folded = char
+        else:
+            folded = "".join(
+                c for c in unicodedata.normalize("NFD", char) if not unicodedata.category(c).startswith("M")
+            )
+        self[code] = folded
+        return folded
+
+
+_FOLD_TABLE = _FoldTable()
 
 
 # --- stemming: a conservative subset of Porter's step 1, plus -ment and -ness ---------------
