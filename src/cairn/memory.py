@@ -139,7 +139,7 @@ class Memory:
             raise InvalidInput(f"cannot create the vault at {vault_path}: {exc.strerror}") from exc
         if allow_scopes is None:
             configured = load_config(vault_path).allow_scopes
-            allow = [*(configured or ("user",)), scope]
+            allow = [*(configured if configured is not None else ("user",)), scope]
         else:
             allow = [validate_scope(s) for s in allow_scopes]
             if scope not in allow:
@@ -456,7 +456,12 @@ class Memory:
             return self._current_first(hits, filters, terms)[:limit]
 
     def context(
-        self, url: str, *, depth: int = 1, timeframe: str | None = None, scope: str | None = None
+        self,
+        url: str,
+        *,
+        depth: int = 1,
+        timeframe: str | None = None,
+        scope: str | Sequence[str] | None = None,
     ) -> Context:
         """Notes named by ``memory://permalink`` (``*`` wildcards allowed) and what their relations
         reach within ``depth`` hops, in both directions; ``timeframe`` (``7d``, an ISO date) keeps
@@ -525,28 +530,24 @@ class Memory:
             omitted: dict[str, list[str]] = {"sensitive": [], "expired": [], "superseded": []}
             rows: list[tuple[Row, str]] = []
             match = match_expression(query) if query.strip() else None
-            if match:
-                found = self._index.search_notes(match, every, top_k * 3)
-                for row, _score in found:
+
+            def admit(found: Sequence[Row], why: str) -> None:
+                for row in found:
                     if row.sensitivity == "sensitive":
                         omitted["sensitive"].append(row.permalink)
                     elif not _visible(row, current):
                         omitted["expired"].append(row.permalink)
                     else:
-                        rows.append((row, "query"))
-            preferences = Filters(
-                scopes=scope_list, type="preference", where={"confirmed": {"$ne": False}}, now=now
-            )
-            rows += [
-                (row, "preference")
-                for row in sorted(self._index.list(preferences, None), key=lambda r: r.permalink)
-            ]
+                        rows.append((row, why))
+
+            if match:
+                admit([row for row, _score in self._index.search_notes(match, every, top_k * 3)], "query")
+            preferences = replace(every, type="preference", where={"confirmed": {"$ne": False}})
+            admit(sorted(self._index.list(preferences, None), key=lambda r: r.permalink), "preference")
             sections = [
-                r
-                for r in self._index.list(Filters(scopes=scope_list, now=now), None)
-                if r.folder == "sections"
+                r for r in self._index.list(replace(every, folder="sections"), None) if r.folder == "sections"
             ]
-            rows += [(row, "section") for row in sorted(sections, key=_section_order)]
+            admit(sorted(sections, key=_section_order), "section")
             candidates = self._snapshot_items(rows, current, omitted)
             return snapshot.build(
                 candidates, top_k=top_k, max_bytes=max_bytes, max_tokens=max_tokens, omitted=omitted
@@ -811,12 +812,16 @@ class Memory:
             rel = PurePosixPath(ident.replace("\\", "/"))
             if rel.is_absolute() or ".." in rel.parts:
                 raise InvalidInput(f"path {identifier!r} must be relative to the vault")
+            # Check the scope before looking: a refusal must not tell whether the file exists.
+            if folder_scope(rel.parts[0]) not in scopes:
+                raise ScopeDenied(
+                    f"{rel.as_posix()}: that scope is not allowed here; allowed: {', '.join(scopes)}"
+                )
             row = self._index.row_by_path(rel.as_posix())
             if row is None:
-                if (self.vault / rel).is_file() and folder_scope(rel.parts[0]) in scopes:
+                if (self.vault / rel).is_file():
                     self._load(rel.as_posix())  # a damaged file says why it cannot be read
                 raise NotFound(f"no note at {rel.as_posix()}")
-            self._scopes_allowed([row.scope])
             return row
         rows = self._index.rows_by_permalink(scopes, ident) or self._index.rows_by_title(scopes, ident)
         if not rows:

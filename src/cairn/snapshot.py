@@ -127,9 +127,11 @@ def build(
     """
     if top_k < 1 or max_bytes < 1 or max_tokens < 1:
         raise InvalidInput("top_k, max_bytes and max_tokens must be 1 or more")
-    pre = {reason: list(dict.fromkeys(omitted.get(reason, ()))) for reason in OMISSION_REASONS} if omitted else {
-        reason: [] for reason in OMISSION_REASONS
-    }
+    pre = (
+        {reason: list(dict.fromkeys(omitted.get(reason, ()))) for reason in OMISSION_REASONS}
+        if omitted
+        else {reason: [] for reason in OMISSION_REASONS}
+    )
     units = _units(candidates)
     chosen: list[str] = []  # rendered blocks
     items: list[Item] = []
