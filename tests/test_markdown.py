@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -540,3 +541,40 @@ def test_append_keeps_other_bytes(note, category, content):
     at = out.rindex(added)  # ours is the section's last item; the same text may appear above it
     assert (out[:at] + out[at + len(added) :]).rstrip("\r\n") == text.rstrip("\r\n")
     assert parse(out).observations[-1].content == content
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z_][a-z0-9_-]{0,8}", fullmatch=True),
+        st.one_of(
+            st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=20),
+            st.lists(
+                st.text(
+                    st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=8
+                ),
+                max_size=4,
+            ),
+            st.sampled_from(
+                ["yes", "no", "null", "~", "1", "-2", "0x1f", "1.5e3", ".inf", "2026-11-30", "a: b", "x #c"]
+            ),
+        ),
+        max_size=6,
+    )
+)
+def test_fast_front_matter_reads_exactly_what_yaml_reads(entries: dict) -> None:
+    lines = []
+    for key, value in entries.items():
+        shown = "[" + ", ".join(value) + "]" if isinstance(value, list) else value
+        lines.append(f"{key}: {shown}")
+    source = "\n".join(lines) + "\n"
+    from cairn.markdown import _Loader, _simple_frontmatter
+
+    fast = _simple_frontmatter(source)
+    if fast is None:
+        return  # not simple: YAML reads it
+    try:
+        slow = yaml.load(source, Loader=_Loader) or {}
+    except yaml.YAMLError:
+        raise AssertionError(f"fast path accepted text YAML rejects: {source!r}") from None
+    assert fast == slow
