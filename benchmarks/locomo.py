@@ -259,7 +259,7 @@ def report(scores: Sequence[Scores], convs: Sequence[Conversation], notes: Seque
     if scores:
         ref = scores[0]
         lines += ["", f"Ratios of {ref.name} to each baseline (R@5 / R@10):", ""]
-        for s in scores[1:]:
+        for s in [s for s in scores[1:] if not s.name.startswith("Cairn")]:
             lines.append(
                 f"- vs {s.name}: {_r(ref.overall[5], s.overall[5])} / {_r(ref.overall[10], s.overall[10])}"
             )

@@ -233,7 +233,7 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
         p50, p95 = percentile(lat, 50), percentile(lat, 95)
         rows.append(
             [
-                f"search, note hits ({len(qs)} mixed queries)",
+                f"search, note hits ({len(lat)} mixed queries)",
                 _lat(lat),
                 f"naive p50 {_ms(naive_p50)}; floor read-all {_ms(read_s)}",
                 f"{naive_p50 / p50:.0f}x faster than naive",

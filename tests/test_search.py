@@ -121,8 +121,11 @@ def test_related_is_one_hop_both_ways(memory: Memory) -> None:
 def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:
     filled.write("Log", observations=["[a] kiwi one", "[b] nothing", "[c] kiwi two"])
     hits = filled.search("kiwi", granularity="line")
-    assert sorted(h.line for h in hits) == [15, 17]
+    assert sorted(h.line for h in hits[:2]) == [15, 17]  # the lines that say it
+    assert [h.line for h in hits[2:]] == [16]  # then the line between them, by its neighbours
     assert all(h.title == "Log" for h in hits)
+    top = filled.search("kiwi", granularity="line", limit=1)[0]
+    assert top.snippet.splitlines() == ["# Log", "- [a] kiwi one", "- [b] nothing"]  # the line and its neighbours
 
 
 def test_queries_with_nothing_to_match(filled: Memory) -> None:

@@ -2,8 +2,9 @@
 
 FTS5 cannot call a Python tokenizer through ``sqlite3``, so text is tokenized by
 ``cairn.tokenize`` and stored as space-separated tokens that FTS5's ``unicode61`` keeps whole.
-The FTS tables are contentless (the index holds no second copy of the text); deleting a row
-replays the same tokens, recomputed from the ``notes`` and ``lines`` tables.
+The FTS table is contentless (it holds no copy of the tokens); deleting a row replays the same
+tokens, recomputed from the note's searchable lines, which ``notes.lines`` keeps compressed for
+that, for snippets and for ranking lines within a note.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import unicodedata
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from .models import Note
 from .vault import iso_to_ts
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -53,7 +55,8 @@ CREATE TABLE notes (
     frontmatter TEXT,
     expires_ts REAL,
     claim_key TEXT,
-    claim_value TEXT
+    claim_value TEXT,
+    lines BLOB
 );
 CREATE INDEX notes_claim ON notes (claim_key);
 CREATE TABLE supersedes (note_id INTEGER NOT NULL, target TEXT NOT NULL);
@@ -65,27 +68,16 @@ CREATE INDEX notes_modified ON notes (modified_ts);
 CREATE TABLE note_tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX note_tags_tag ON note_tags (tag, note_id);
 CREATE INDEX note_tags_note ON note_tags (note_id);
-CREATE TABLE observations (
-    note_id INTEGER NOT NULL, line INTEGER NOT NULL, category TEXT NOT NULL,
-    content TEXT NOT NULL, tags TEXT NOT NULL, context TEXT
-);
-CREATE INDEX observations_note ON observations (note_id);
 CREATE TABLE relations (
     note_id INTEGER NOT NULL, line INTEGER NOT NULL, type TEXT NOT NULL,
     target TEXT NOT NULL, target_key TEXT NOT NULL, inline INTEGER NOT NULL, context TEXT
 );
 CREATE INDEX relations_note ON relations (note_id);
 CREATE INDEX relations_target ON relations (target_key);
-CREATE TABLE lines (
-    id INTEGER PRIMARY KEY, note_id INTEGER NOT NULL, line INTEGER NOT NULL, text TEXT NOT NULL,
-    sensitive INTEGER NOT NULL
-);
-CREATE INDEX lines_note ON lines (note_id, line);
 CREATE VIRTUAL TABLE notes_fts USING fts5 (
     title, permalink, tags, body, private, content='', tokenize='unicode61 remove_diacritics 0'
 );
-CREATE VIRTUAL TABLE lines_fts USING fts5 (text, content='', tokenize='unicode61 remove_diacritics 0');
-CREATE VIRTUAL TABLE lines_vocab USING fts5vocab (lines_fts, 'row');
+CREATE VIRTUAL TABLE notes_vocab USING fts5vocab (notes_fts, 'row');
 """
 
 _NOTE_COLUMNS = (
@@ -123,6 +115,12 @@ class Filters:
     include_sensitive: bool = False
     include_expired: bool = False
     now: float = 0.0
+
+    @property
+    def selective(self) -> bool:
+        """True when the filters may leave out many notes (not just sensitive or expired ones)."""
+        bounds = (self.since, self.until, self.created_since, self.created_until)
+        return bool(self.tags or self.type or self.folder or self.where) or any(b is not None for b in bounds)
 
     def sql(self) -> tuple[str, list[Any]]:
         clauses = ["n.error IS NULL", f"n.scope IN ({','.join('?' * len(self.scopes))})"]
@@ -303,7 +301,7 @@ class Index:
         cur = self.db.execute(
             "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
             " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
-            " claim_key, claim_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " claim_key, claim_value, lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 note.path,
                 note.scope,
@@ -326,6 +324,7 @@ class Index:
                 expires_ts,
                 know.claim_key if know else None,
                 know.claim_value if know else None,
+                pack_lines(lines),
             ),
         )
         note_id = cur.lastrowid
@@ -337,37 +336,11 @@ class Index:
             "INSERT INTO note_tags VALUES (?, ?)", [(note_id, key(t)) for t in dict.fromkeys(note.tags)]
         )
         self.db.executemany(
-            "INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    note_id,
-                    o.line,
-                    o.category,
-                    o.content,
-                    json.dumps(list(o.tags), ensure_ascii=False),
-                    o.context,
-                )
-                for o in note.observations
-            ],
-        )
-        self.db.executemany(
             "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
                 (note_id, r.line, r.type, r.target, key(r.target), int(r.inline), r.context)
                 for r in note.relations
             ],
-        )
-        first = self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM lines").fetchone()[0]
-        self.db.executemany(
-            "INSERT INTO lines (id, note_id, line, text, sensitive) VALUES (?, ?, ?, ?, ?)",
-            [
-                (first + i, note_id, number, text, int(private))
-                for i, (number, text, private) in enumerate(lines)
-            ],
-        )
-        self.db.executemany(
-            "INSERT INTO lines_fts (rowid, text) VALUES (?, ?)",
-            [(first + i, tokenize.index_text(text)) for i, (_, text, _) in enumerate(lines)],
         )
         self.db.execute(
             "INSERT INTO notes_fts (rowid, title, permalink, tags, body, private) VALUES (?, ?, ?, ?, ?, ?)",
@@ -388,34 +361,23 @@ class Index:
 
     def remove(self, path: str) -> None:
         row = self.db.execute(
-            "SELECT id, title, permalink, tags, error, frontmatter FROM notes WHERE path = ?", (path,)
+            "SELECT id, title, permalink, tags, error, frontmatter, lines FROM notes WHERE path = ?", (path,)
         ).fetchone()
         if row is None:
             return
-        note_id, title, permalink, tags, error, front = row
-        lines = self.db.execute(
-            "SELECT id, line, text, sensitive FROM lines WHERE note_id = ? ORDER BY line", (note_id,)
-        ).fetchall()
+        note_id, title, permalink, tags, error, front, packed = row
         if error is None:
             # Contentless FTS5 forgets a row only when given back exactly the tokens it indexed.
             know = lifecycle.knowledge(json.loads(front or "{}"))
             values = _fts_values(
-                title,
-                permalink,
-                tuple(json.loads(tags or "[]")),
-                [(n, t, bool(p)) for _, n, t, p in lines],
-                know,
+                title, permalink, tuple(json.loads(tags or "[]")), unpack_lines(packed), know
             )
             self.db.execute(
                 "INSERT INTO notes_fts (notes_fts, rowid, title, permalink, tags, body, private)"
                 " VALUES ('delete', ?, ?, ?, ?, ?, ?)",
                 (note_id, *values),
             )
-            self.db.executemany(
-                "INSERT INTO lines_fts (lines_fts, rowid, text) VALUES ('delete', ?, ?)",
-                [(line_id, tokenize.index_text(text)) for line_id, _, text, _ in lines],
-            )
-        for table in ("note_tags", "observations", "relations", "lines", "supersedes"):
+        for table in ("note_tags", "relations", "supersedes"):
             self.db.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
         self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
 
@@ -486,6 +448,39 @@ class Index:
         return self._rows(sql, params)
 
     def search_notes(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, float]]:
+        """The ``limit`` best notes for an FTS5 ``match``: BM25 (field-weighted), then newest, then
+        permalink and path."""
+        if not filters.include_sensitive:
+            match = f"{_PUBLIC_COLUMNS} : ({match})"
+        if filters.selective:
+            return self._search_notes_filtered(match, filters, limit)
+        # Few notes fail the default filters, so rank in FTS5 alone and widen the window only
+        # when the cut could hide a note that ranks (or ties) inside the limit.
+        window = max(4 * limit, 64)
+        where, params = filters.sql()
+        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+        while True:
+            ranked = self.db.execute(
+                f"SELECT rowid, bm25(notes_fts, {weights}) AS score FROM notes_fts WHERE notes_fts MATCH ?"
+                " ORDER BY score LIMIT ?",
+                (match, window + 1),
+            ).fetchall()
+            scores = dict(ranked)
+            marks = ",".join("?" * len(scores))
+            rows = [
+                Row.from_sql(r)
+                for r in self.db.execute(
+                    f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.id IN ({marks}) AND {where}",
+                    [*scores, *params],
+                )
+            ]
+            rows.sort(key=lambda r: (scores[r.id], -(r.modified_ts or 0.0), r.permalink, r.path))
+            exhausted = len(ranked) <= window
+            if exhausted or (len(rows) >= limit and scores[rows[limit - 1].id] < ranked[-1][1]):
+                return [(r, -scores[r.id]) for r in rows[:limit]]
+            window *= 4
+
+    def _search_notes_filtered(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, float]]:
         where, params = filters.sql()
         weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
         sql = (
@@ -493,27 +488,13 @@ class Index:
             f" SELECT {_NOTE_COLUMNS}, m.score FROM m JOIN notes n ON n.id = m.id WHERE {where}"
             " ORDER BY m.score, n.modified_ts DESC, n.permalink, n.path LIMIT ?"
         )
-        if not filters.include_sensitive:
-            match = f"{_PUBLIC_COLUMNS} : ({match})"
         rows = self.db.execute(sql, [match, *params, limit]).fetchall()
         return [(Row.from_sql(r), -r[_N]) for r in rows]
 
-    def search_lines(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, int, float]]:
-        where, params = filters.sql()
-        sql = (
-            "WITH m AS (SELECT rowid AS id, bm25(lines_fts) AS score FROM lines_fts WHERE lines_fts MATCH ?)"
-            f" SELECT {_NOTE_COLUMNS}, l.line, m.score FROM m JOIN lines l ON l.id = m.id"
-            f" JOIN notes n ON n.id = l.note_id WHERE {where}{'' if filters.include_sensitive else ' AND l.sensitive = 0'}"
-            " ORDER BY m.score, n.modified_ts DESC, n.permalink, n.path, l.line LIMIT ?"
-        )
-        rows = self.db.execute(sql, [match, *params, limit]).fetchall()
-        return [(Row.from_sql(r), r[_N], -r[_N + 1]) for r in rows]
-
     def lines_of(self, note_id: int, *, include_sensitive: bool = False) -> list[tuple[int, str]]:
-        sql = "SELECT line, text FROM lines WHERE note_id = ?" + (
-            "" if include_sensitive else " AND sensitive = 0"
-        )
-        return self.db.execute(sql + " ORDER BY line", (note_id,)).fetchall()
+        """The note's searchable lines as (file line number, text), sensitive ones only if asked."""
+        (packed,) = self.db.execute("SELECT lines FROM notes WHERE id = ?", (note_id,)).fetchone() or (None,)
+        return [(n, t) for n, t, private in unpack_lines(packed) if include_sensitive or not private]
 
     def superseded_by(self, row: Row, now: float) -> list[str]:
         """Permalinks of current notes in the same scope that say they replace this one."""
@@ -537,13 +518,14 @@ class Index:
         )
 
     def document_frequencies(self, terms: Iterable[str]) -> tuple[int, dict[str, int]]:
-        """Number of indexed lines, and how many lines hold each term (for weighting terms)."""
+        """Number of notes, and how many notes hold each term (for weighting terms)."""
         terms = list(terms)
-        total = self.db.execute("SELECT count(*) FROM lines").fetchone()[0]
+        # max(id) follows the number of notes closely and costs nothing, unlike count(*).
+        total = self.db.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]
         if not terms:
             return total, {}
         marks = ",".join("?" * len(terms))
-        rows = self.db.execute(f"SELECT term, doc FROM lines_vocab WHERE term IN ({marks})", terms).fetchall()
+        rows = self.db.execute(f"SELECT term, doc FROM notes_vocab WHERE term IN ({marks})", terms).fetchall()
         return total, dict(rows)
 
     def relations_of(self, note_id: int) -> list[tuple[str, str, str | None]]:
@@ -586,13 +568,30 @@ def _fts_values(
     )
 
 
+def pack_lines(lines: Sequence[tuple[int, str, bool]]) -> bytes:
+    """A note's searchable lines, compressed: kept once, for snippets, ranking and FTS deletes."""
+    return zlib.compress(json.dumps([[n, t, int(p)] for n, t, p in lines], ensure_ascii=False).encode(), 6)
+
+
+def unpack_lines(packed: bytes | None) -> list[tuple[int, str, bool]]:
+    if not packed:
+        return []
+    return [(n, t, bool(p)) for n, t, p in json.loads(zlib.decompress(packed))]
+
+
+def prefix_terms(terms: Sequence[str]) -> frozenset[str]:
+    """The query terms that also match longer words: ASCII words of three letters or more."""
+    return frozenset(t for t in terms if t.isascii() and len(t) >= 3)
+
+
 def match_expression(query: str) -> str | None:
     """FTS5 MATCH text for a user query: every term quoted, OR-ed; longer words also match as prefixes."""
     terms = tokenize.query_terms(query)
     if not terms:
         return None
+    prefixes = prefix_terms(terms)
     parts = []
     for term in terms:
         quoted = '"' + term.replace('"', '""') + '"'
-        parts.append(quoted + "*" if term.isascii() and len(term) >= 3 else quoted)
+        parts.append(quoted + "*" if term in prefixes else quoted)
     return " OR ".join(parts)

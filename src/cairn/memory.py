@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import guard, lifecycle, markdown, snapshot, tokenize
+from . import guard, lifecycle, markdown, ranking, snapshot, tokenize
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
-from .index import Filters, Index, Row, match_expression
+from .index import Filters, Index, Row, match_expression, prefix_terms
 from .models import (
     Claim,
     Context,
@@ -61,6 +61,7 @@ MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
 RELATED_PER_HIT = 10
+LINE_CANDIDATE_NOTES = 30  # notes whose lines a line search ranks (at least)
 SNAPSHOT_ITEM_BYTES = 2048  # one long note must not crowd every other note out of a snapshot
 _RACY_SECONDS = 2.0  # a file this fresh may change again within the same mtime tick: re-hash it next time
 _TYPE = re.compile(r"^[\w-]{1,64}$")
@@ -444,16 +445,49 @@ class Memory:
             self._sync()
             if query.strip() and match is None:
                 return []  # only punctuation or symbols: nothing a keyword can match
+            ranker = self._ranker(query)
             if granularity == "line" and match is not None:
-                found = self._index.search_lines(match, filters, limit)
-                return [self._hit(row, score, filters, line=line) for row, line, score in found]
+                return self._line_hits(match, ranker, filters, limit)
             if match is None:
                 ranked = [(row, 0.0) for row in self._index.list(filters, limit)]
             else:
                 ranked = self._index.search_notes(match, filters, limit)
-            terms = tokenize.query_terms(query)
-            hits = [self._hit(row, score, filters, terms=terms) for row, score in ranked]
-            return self._current_first(hits, filters, terms)[:limit]
+            hits = [self._hit(row, score, filters, ranker=ranker) for row, score in ranked]
+            return self._current_first(hits, filters, ranker)[:limit]
+
+    def _ranker(self, query: str) -> ranking.Query:
+        terms = tokenize.query_terms(query)
+        total, df = self._index.document_frequencies(terms)
+        return ranking.Query.build(terms, total, df, prefix_terms(terms))
+
+    def _line_hits(self, match: str, ranker: ranking.Query, filters: Filters, limit: int) -> list[Hit]:
+        """The best lines of the best notes: each line scored on its own words, plus a share of
+        its neighbours' and its note's scores (see ``ranking``). Headings are never line hits."""
+        notes = self._index.search_notes(match, filters, max(2 * limit, LINE_CANDIDATE_NOTES))
+        if not notes:
+            return []
+        scored_notes = []
+        for row, note_score in notes:
+            lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
+            content = [(n, t) for n, t in lines if not ranking.is_heading(t)]
+            scored_notes.append(
+                (row, note_score, lines, content, ranking.line_bm25([t for _, t in content], ranker))
+            )
+        best_line = max((max(own, default=0.0) for *_, own in scored_notes), default=0.0) or 1.0
+        best_note = notes[0][1] or 1.0
+        scored: list[tuple[float, Row, int, list[tuple[int, str]]]] = []
+        for row, note_score, lines, content, own in scored_notes:
+            blended = ranking.blend(own, best_line * note_score / best_note)
+            eligible = ranking.near_a_match(own)
+            scored += [
+                (score, row, n, lines)
+                for (n, _), score, ok in zip(content, blended, eligible, strict=True)
+                if ok
+            ]
+        scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
+        return [
+            self._hit(row, score, filters, line=n, lines=lines) for score, row, n, lines in scored[:limit]
+        ]
 
     def context(
         self,
@@ -840,11 +874,19 @@ class Memory:
         return self._load(row.path)  # raises DamagedNote if it broke since it was indexed
 
     def _hit(
-        self, row: Row, score: float, filters: Filters, *, line: int | None = None, terms: Sequence[str] = ()
+        self,
+        row: Row,
+        score: float,
+        filters: Filters,
+        *,
+        line: int | None = None,
+        ranker: ranking.Query | None = None,
+        lines: list[tuple[int, str]] | None = None,
     ) -> Hit:
-        lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
+        if lines is None:
+            lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
         if line is None:
-            line = self._best_line(lines, terms)
+            line = _best_line(lines, ranker)
         numbers = [number for number, _ in lines]
         at = bisect.bisect_left(numbers, line)
         snippet = "\n".join(text for _, text in lines[max(0, at - 1) : at + 2])
@@ -868,7 +910,7 @@ class Memory:
             claim=Claim(row.claim_key, row.claim_value, row.permalink, row.path) if row.claim_key else None,
         )
 
-    def _current_first(self, hits: list[Hit], filters: Filters, terms: Sequence[str]) -> list[Hit]:
+    def _current_first(self, hits: list[Hit], filters: Filters, ranker: ranking.Query) -> list[Hit]:
         """Put each replacement before what it supersedes, and bring disagreeing claims together.
 
         A superseded note is never shown alone as if current; two current notes that claim
@@ -899,7 +941,9 @@ class Memory:
                     )
                     present = {h.permalink for h in ordered}
                     extra = [
-                        self._hit(r, 0.0, visible, terms=terms) for r in holders if r.permalink not in present
+                        self._hit(r, 0.0, visible, ranker=ranker)
+                        for r in holders
+                        if r.permalink not in present
                     ]
                     ordered[at + 1 : at + 1] = [
                         replace(e, disagreement=tuple(c for c in claims if c.permalink != e.permalink))
@@ -919,36 +963,9 @@ class Memory:
                     ordered.insert(positions[hit.permalink], hit)
                     continue
                 at = positions[hit.permalink]
-                ordered.insert(at, self._hit(rows[0], hit.score, visible, terms=terms))
+                ordered.insert(at, self._hit(rows[0], hit.score, visible, ranker=ranker))
             ordered.insert(at + 1, hit)
         return ordered
-
-    def _best_line(self, lines: Sequence[tuple[int, str]], terms: Sequence[str]) -> int:
-        """The line that holds the rarest query terms (first such line on a tie); the snippet
-        is this line and the lines next to it."""
-        if not lines:
-            return 1
-        if not terms:
-            return lines[0][0]
-        total, df = self._index.document_frequencies(terms)
-        weight = {t: _idf(total, df.get(t, 0)) for t in terms}
-        best, best_score = lines[0][0], 0.0
-        for number, text in lines:
-            folded = unicodedata.normalize("NFKC", text).casefold()
-            candidates = [t for t in terms if t in folded]
-            if not candidates:
-                continue
-            present = set(tokenize.tokens(text))
-            score = sum(
-                weight[t]
-                for t in candidates
-                if t in present or (t.isascii() and any(p.startswith(t) for p in present))
-            )
-            if text.startswith("#"):
-                score *= 0.5  # the title is already shown; a matching body line says more
-            if score > best_score:
-                best, best_score = number, score
-        return best
 
     def _visit(
         self,
@@ -972,8 +989,19 @@ class Memory:
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-def _idf(total: int, df: int) -> float:
-    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+def _best_line(lines: Sequence[tuple[int, str]], ranker: ranking.Query | None) -> int:
+    """The line (a content line before a heading) with the best BM25; the first on a tie."""
+    if not lines:
+        return 1
+    if ranker is None or not ranker.terms:
+        return lines[0][0]
+    scores = ranking.line_bm25([t for _, t in lines], ranker)
+    best, best_key = lines[0][0], (0.0, False)
+    for (number, text), score in zip(lines, scores, strict=True):
+        key = (score, not ranking.is_heading(text))  # the title is shown anyway
+        if score > 0 and key > best_key:
+            best, best_key = number, key
+    return best
 
 
 def _bare(identifier: str) -> str:

@@ -1,0 +1,96 @@
+"""Ranking the lines inside notes that FTS5 has already ranked.
+
+Search is two-staged: FTS5 ranks whole notes (BM25 over title, permalink, tags and body), then
+the lines of the best notes are scored here with BM25 over single lines. A line's score also
+takes in a share of its note's score (what the whole note says about the query: its title,
+date, tags) and of its neighbours' (the answer to a question is often the next line).
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from . import tokenize
+
+K1 = 1.2
+B = 0.75
+NOTE_SHARE = 0.3  # weight of the note's (normalised) score in each of its lines' scores
+NEIGHBOUR_SHARE = 0.15  # weight of the best adjacent line's own score
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query's terms with their weights; ``prefixes`` also match longer words."""
+
+    terms: tuple[str, ...]
+    weights: Mapping[str, float]
+    prefixes: frozenset[str]
+
+    @classmethod
+    def build(
+        cls, terms: Sequence[str], total: int, df: Mapping[str, int], prefixes: frozenset[str]
+    ) -> Query:
+        return cls(tuple(terms), {t: idf(total, df.get(t, 0)) for t in terms}, prefixes)
+
+
+def idf(total: int, df: int) -> float:
+    """BM25's inverse document frequency, kept positive for terms in most documents."""
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def is_heading(text: str) -> bool:
+    return text.startswith("#")
+
+
+def line_bm25(lines: Sequence[str], query: Query) -> list[float]:
+    """BM25 of each line as its own document, with line lengths averaged over ``lines``."""
+    if not lines or not query.terms:
+        return [0.0] * len(lines)
+    counted: list[Counter[str] | None] = []
+    for text in lines:
+        folded = unicodedata.normalize("NFKC", text).casefold()
+        # Cheap substring test first: most lines hold none of the terms.
+        if any(t in folded for t in query.terms):
+            counted.append(Counter(tokenize.tokens(text)))
+        else:
+            counted.append(None)
+    lengths = [
+        sum(c.values()) if c else max(1, len(text) // 4) for c, text in zip(counted, lines, strict=True)
+    ]
+    average = sum(lengths) / len(lengths)
+    scores = []
+    for counts, length in zip(counted, lengths, strict=True):
+        score = 0.0
+        if counts:
+            norm = K1 * (1 - B + B * length / average)
+            for term in query.terms:
+                tf = counts.get(term, 0)
+                if not tf and term in query.prefixes:
+                    tf = sum(n for token, n in counts.items() if token.startswith(term))
+                if tf:
+                    score += query.weights[term] * tf * (K1 + 1) / (tf + norm)
+        scores.append(score)
+    return scores
+
+
+def blend(line_scores: Sequence[float], note_share: float) -> list[float]:
+    """Each line's own score, plus a share of its best neighbour's and of its note's."""
+    blended = []
+    for i, own in enumerate(line_scores):
+        before = line_scores[i - 1] if i > 0 else 0.0
+        after = line_scores[i + 1] if i + 1 < len(line_scores) else 0.0
+        blended.append(own + NEIGHBOUR_SHARE * max(before, after) + NOTE_SHARE * note_share)
+    return blended
+
+
+def near_a_match(line_scores: Sequence[float]) -> list[bool]:
+    """Lines that match, or sit next to a line that does: the ones a line search may return."""
+    n = len(line_scores)
+    return [
+        line_scores[i] > 0 or (i > 0 and line_scores[i - 1] > 0) or (i + 1 < n and line_scores[i + 1] > 0)
+        for i in range(n)
+    ]
