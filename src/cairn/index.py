@@ -25,7 +25,7 @@ from .models import Note
 from .vault import iso_to_ts
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = f"5/stem={int(tokenize.STEM_ENGLISH)}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -559,12 +559,13 @@ def _fts_values(
     body = [text for _, text, private in lines if not private]
     if know:
         body.append(know.text())
+    stem = tokenize.STEM_ENGLISH
     return (
-        tokenize.index_text(title),
-        tokenize.index_text(permalink),
-        tokenize.index_text(" ".join(tags)),
-        tokenize.index_text("\n".join(body)),
-        tokenize.index_text("\n".join(text for _, text, private in lines if private)),
+        tokenize.index_text(title, stem=stem),
+        tokenize.index_text(permalink, stem=stem),
+        tokenize.index_text(" ".join(tags), stem=stem),
+        tokenize.index_text("\n".join(body), stem=stem),
+        tokenize.index_text("\n".join(text for _, text, private in lines if private), stem=stem),
     )
 
 
@@ -586,7 +587,7 @@ def prefix_terms(terms: Sequence[str]) -> frozenset[str]:
 
 def match_expression(query: str) -> str | None:
     """FTS5 MATCH text for a user query: every term quoted, OR-ed; longer words also match as prefixes."""
-    terms = tokenize.query_terms(query)
+    terms = tokenize.query_terms(query, stem=tokenize.STEM_ENGLISH)
     if not terms:
         return None
     prefixes = prefix_terms(terms)

@@ -167,8 +167,8 @@ def _simple_frontmatter(source: str) -> dict[str, Any] | None:
         if not line.strip(" \t"):
             continue
         match = _SIMPLE_ENTRY.fullmatch(line)
-        if match is None or match[1] in result:
-            return None
+        if match is None or match[1] in result or _plain_string(match[1]) is None:
+            return None  # not simple, a repeated key, or a key YAML reads as a bool, null or number
         raw = match[2] or ""
         if raw.startswith("[") and raw.endswith("]"):
             inner = raw[1:-1].strip(" \t")

@@ -456,7 +456,7 @@ class Memory:
             return self._current_first(hits, filters, ranker)[:limit]
 
     def _ranker(self, query: str) -> ranking.Query:
-        terms = tokenize.query_terms(query)
+        terms = tokenize.query_terms(query, stem=tokenize.STEM_ENGLISH)
         total, df = self._index.document_frequencies(terms)
         return ranking.Query.build(terms, total, df, prefix_terms(terms))
 
@@ -485,8 +485,10 @@ class Memory:
                 if ok
             ]
         scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
+        per_note: dict[int, tuple[tuple[Related, ...], tuple[str, ...]]] = {}  # several lines, one note
         return [
-            self._hit(row, score, filters, line=n, lines=lines) for score, row, n, lines in scored[:limit]
+            self._hit(row, score, filters, line=n, lines=lines, cache=per_note)
+            for score, row, n, lines in scored[:limit]
         ]
 
     def context(
@@ -882,6 +884,7 @@ class Memory:
         line: int | None = None,
         ranker: ranking.Query | None = None,
         lines: list[tuple[int, str]] | None = None,
+        cache: dict[int, tuple[tuple[Related, ...], tuple[str, ...]]] | None = None,
     ) -> Hit:
         if lines is None:
             lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
@@ -890,8 +893,14 @@ class Memory:
         numbers = [number for number, _ in lines]
         at = bisect.bisect_left(numbers, line)
         snippet = "\n".join(text for _, text in lines[max(0, at - 1) : at + 2])
-        related = [Related(t, target, linked) for t, target, linked in self._index.relations_of(row.id)]
-        related += [Related(t, title, source, "in") for t, title, source in self._index.backlinks_of(row)]
+        if cache is None or row.id not in cache:
+            related = [Related(t, target, linked) for t, target, linked in self._index.relations_of(row.id)]
+            related += [Related(t, title, source, "in") for t, title, source in self._index.backlinks_of(row)]
+            extras = (tuple(related[:RELATED_PER_HIT]), tuple(self._index.superseded_by(row, filters.now)))
+            if cache is not None:
+                cache[row.id] = extras
+        else:
+            extras = cache[row.id]
         return Hit(
             permalink=row.permalink,
             title=row.title,
@@ -904,9 +913,9 @@ class Memory:
             score=score,
             scope=row.scope,
             sensitive=row.sensitivity == "sensitive",
-            related=tuple(related[:RELATED_PER_HIT]),
+            related=extras[0],
             expires=_expires_text(row),
-            superseded_by=tuple(self._index.superseded_by(row, filters.now)),
+            superseded_by=extras[1],
             claim=Claim(row.claim_key, row.claim_value, row.permalink, row.path) if row.claim_key else None,
         )
 

@@ -30,6 +30,12 @@ class Query:
     weights: Mapping[str, float]
     prefixes: frozenset[str]
 
+    @property
+    def probes(self) -> tuple[str, ...]:
+        """Substrings a line must contain to possibly hold a term: a stem may have lost or
+        changed its last letter (``studi`` from ``study``), so English terms drop theirs."""
+        return tuple(t[:-1] if t.isascii() and len(t) > 3 else t for t in self.terms)
+
     @classmethod
     def build(
         cls, terms: Sequence[str], total: int, df: Mapping[str, int], prefixes: frozenset[str]
@@ -54,8 +60,8 @@ def line_bm25(lines: Sequence[str], query: Query) -> list[float]:
     for text in lines:
         folded = unicodedata.normalize("NFKC", text).casefold()
         # Cheap substring test first: most lines hold none of the terms.
-        if any(t in folded for t in query.terms):
-            counted.append(Counter(tokenize.tokens(text)))
+        if any(t in folded for t in query.probes):
+            counted.append(Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH)))
         else:
             counted.append(None)
     lengths = [

@@ -36,6 +36,10 @@ _NOT_ALNUM_RE = re.compile(r"[\W_]+")
 _FOLDABLE_RE = re.compile(rf"[^\x00-\x7f\u3000-\u303f{_CJK_CHARS}]")
 _CJK_RE = re.compile(rf"[{_CJK_CHARS}]")
 
+# Index and queries stem English words (``hiking`` and ``hike`` meet); an index built with
+# another setting is rebuilt (the index schema version names this setting).
+STEM_ENGLISH = True
+
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are as at be been before being
     below between both but by can could did do does doing done down during each either few for
