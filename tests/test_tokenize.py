@@ -154,3 +154,9 @@ def test_index_text_is_idempotent_for_ascii(text):
 def test_stem_never_empty_and_stable_on_ascii_words(word):
     result = stem(word)
     assert result and result.isalpha()
+
+
+def test_chinese_question_words_leave_the_query() -> None:
+    assert query_terms("我喝咖啡有什么习惯") == ["喝咖", "咖啡", "啡有", "习惯"]
+    assert query_terms("室友的生日") == ["室友", "生日"]
+    assert query_terms("什么") == ["什么"]  # nothing else to ask for: kept

@@ -466,29 +466,26 @@ class Memory:
         notes = self._index.search_notes(match, filters, max(2 * limit, LINE_CANDIDATE_NOTES))
         if not notes:
             return []
-        scored_notes = []
+        candidates = []
         for row, note_score in notes:
             lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
-            content = [(n, t) for n, t in lines if not ranking.is_heading(t)]
-            scored_notes.append(
-                (row, note_score, lines, content, ranking.line_bm25([t for _, t in content], ranker))
+            candidates.append(
+                (row, note_score, lines, [(n, t) for n, t in lines if not ranking.is_heading(t)])
             )
-        best_line = max((max(own, default=0.0) for *_, own in scored_notes), default=0.0) or 1.0
-        best_note = notes[0][1] or 1.0
-        scored: list[tuple[float, Row, int, list[tuple[int, str]]]] = []
-        for row, note_score, lines, content, own in scored_notes:
-            blended = ranking.blend(own, best_line * note_score / best_note)
-            eligible = ranking.near_a_match(own)
-            scored += [
-                (score, row, n, lines)
-                for (n, _), score, ok in zip(content, blended, eligible, strict=True)
-                if ok
-            ]
-        scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
-        per_note: dict[int, tuple[tuple[Related, ...], tuple[str, ...]]] = {}  # several lines, one note
+        scored = _score_lines(candidates, ranker)
+        if ranking.FEEDBACK_TERMS and scored:
+            # Pseudo-relevance feedback: words that the best lines share widen the query once.
+            found = ranking.feedback_candidates(
+                [text for *_, text in scored[: ranking.FEEDBACK_LINES]], ranker
+            )
+            total, df = self._index.document_frequencies(found)
+            extra = ranking.feedback_terms(found, total, df)
+            if extra:
+                scored = _score_lines(candidates, ranker.expanded(extra))
+        per_note: dict[int, _HitExtras] = {}  # several lines, one note
         return [
-            self._hit(row, score, filters, line=n, lines=lines, cache=per_note)
-            for score, row, n, lines in scored[:limit]
+            self._hit(row, score, filters, line=n, lines=lines, ranker=ranker, cache=per_note)
+            for score, row, n, lines, _text in scored[:limit]
         ]
 
     def context(
@@ -884,7 +881,7 @@ class Memory:
         line: int | None = None,
         ranker: ranking.Query | None = None,
         lines: list[tuple[int, str]] | None = None,
-        cache: dict[int, tuple[tuple[Related, ...], tuple[str, ...]]] | None = None,
+        cache: dict[int, _HitExtras] | None = None,
     ) -> Hit:
         if lines is None:
             lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
@@ -896,7 +893,14 @@ class Memory:
         if cache is None or row.id not in cache:
             related = [Related(t, target, linked) for t, target, linked in self._index.relations_of(row.id)]
             related += [Related(t, title, source, "in") for t, title, source in self._index.backlinks_of(row)]
-            extras = (tuple(related[:RELATED_PER_HIT]), tuple(self._index.superseded_by(row, filters.now)))
+            covered = None
+            if ranker is not None and ranker.terms:
+                covered = ranking.coverage([row.title, " ".join(row.tags), *(t for _, t in lines)], ranker)
+            extras = (
+                tuple(related[:RELATED_PER_HIT]),
+                tuple(self._index.superseded_by(row, filters.now)),
+                covered,
+            )
             if cache is not None:
                 cache[row.id] = extras
         else:
@@ -916,6 +920,7 @@ class Memory:
             related=extras[0],
             expires=_expires_text(row),
             superseded_by=extras[1],
+            coverage=extras[2],
             claim=Claim(row.claim_key, row.claim_value, row.permalink, row.path) if row.claim_key else None,
         )
 
@@ -996,6 +1001,35 @@ class Memory:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+_HitExtras = tuple[tuple[Related, ...], tuple[str, ...], float | None]  # related, superseded_by, coverage
+_Candidate = tuple[Row, float, list[tuple[int, str]], list[tuple[int, str]]]  # row, score, lines, content
+_ScoredLine = tuple[float, Row, int, list[tuple[int, str]], str]  # score, row, line number, lines, text
+
+
+def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> list[_ScoredLine]:
+    """Every content line near a match, best first (ties: newest note, permalink, line)."""
+    own_scores = [ranking.line_bm25([t for _, t in content], ranker) for *_, content in candidates]
+    best_line = max((max(own, default=0.0) for own in own_scores), default=0.0) or 1.0
+    best_note = max(score for _, score, *_ in candidates) or 1.0
+    scored: list[_ScoredLine] = []
+    for (row, note_score, lines, content), own in zip(candidates, own_scores, strict=True):
+        blended = ranking.blend(own, best_line * note_score / best_note)
+        for (n, text), score, ok in zip(content, blended, ranking.near_a_match(own), strict=True):
+            if ok:
+                scored.append((score, row, n, lines, text))
+    scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
+    if ranking.DIVERSITY < 1.0:
+        seen: dict[int, int] = {}
+        spread = []
+        for score, row, n, lines, text in scored:
+            k = seen.get(row.id, 0)
+            seen[row.id] = k + 1
+            spread.append((score * ranking.DIVERSITY**k, row, n, lines, text))
+        spread.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
+        return spread
+    return scored
 
 
 def _best_line(lines: Sequence[tuple[int, str]], ranker: ranking.Query | None) -> int:

@@ -157,6 +157,7 @@ class Hit:
     superseded_by: tuple[str, ...] = ()  # current notes that replace this one: it is not current
     claim: Claim | None = None
     disagreement: tuple[Claim, ...] = ()  # other current notes claiming another value for the same key
+    coverage: float | None = None  # share of the query's weight the note holds; None without a query
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -169,6 +170,7 @@ class Hit:
             "line": self.line,
             "snippet": self.snippet,
             "score": float(f"{self.score:.6g}"),
+            "coverage": None if self.coverage is None else round(self.coverage, 3),
             "scope": self.scope,
             "sensitive": self.sensitive,
             "related": [r.to_dict() for r in self.related],

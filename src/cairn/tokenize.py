@@ -19,7 +19,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["index_text", "is_cjk", "query_terms", "stem", "tokens"]
+__all__ = ["index_text", "is_cjk", "is_stopword", "query_terms", "stem", "tokens"]
 
 # Han (URO, Ext A, Ext B-G, compatibility), iteration marks, hiragana, katakana with the
 # prolonged sound mark (but not the middle dot, which is punctuation), Hangul jamo and syllables.
@@ -50,6 +50,8 @@ _STOPWORD_TEXT = """
     will with would you your yours
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Chinese particles, pronouns and question words: characters that rarely start or end a content word.
+_CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊么哪怎谁什我你他她它")
 
 
 def tokens(text: str, *, stem: bool = False) -> list[str]:
@@ -90,7 +92,8 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
 
     English stopwords are dropped unless nothing else would be left. A one-character CJK run
     gives its unigram; a longer run gives only its bigrams, which must appear side by side in
-    a document for all of them to match.
+    a document for all of them to match. Bigrams that hold a Chinese particle, pronoun or
+    question word (的 了 吗 什 么 我 ...) are dropped like stopwords.
 
     Args:
         text: the query as a person or a model typed it.
@@ -104,13 +107,23 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
     for kind, run in _runs(text):
         if kind == "cjk":
             if len(run) == 1:
-                kept.append(run)
+                (stopped if run in _CJK_FUNCTION_CHARS else kept).append(run)
             else:
-                kept.extend(run[i : i + 2] for i in range(len(run) - 1))
+                for i in range(len(run) - 1):
+                    pair = run[i : i + 2]
+                    # A pair holding a particle or question word ("有什", "什么", "的生") is the
+                    # seam between two content words, not one: asking for it only adds noise.
+                    function = pair[0] in _CJK_FUNCTION_CHARS or pair[1] in _CJK_FUNCTION_CHARS
+                    (stopped if function else kept).append(pair)
         else:
             term = _stem(run) if stem else run
             (stopped if run in _STOPWORDS else kept).append(term)
     return list(dict.fromkeys(kept or stopped))
+
+
+def is_stopword(word: str) -> bool:
+    """True for the common English function words that queries drop."""
+    return word in _STOPWORDS
 
 
 def is_cjk(term: str) -> bool:
