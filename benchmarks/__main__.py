@@ -1,7 +1,9 @@
-"""``python -m benchmarks [--only locomo|zh|scale] [--large] [--n N] [--no-cairn]``
+"""``python -m benchmarks [--only locomo|zh|scale|peers] [--peers] [--large] [--n N] [--no-cairn]``
 
 Runs the LoCoMo retrieval benchmark, the Chinese memory set and the scale benchmark, prints a
-Markdown report and writes it to ``benchmarks/results/report.md``.
+Markdown report and writes it to ``benchmarks/results/report.md``. The basic-memory comparison
+(slow; needs Python >= 3.12) runs only when asked: ``--only peers`` or ``--peers``
+(``make bench BENCH_ARGS=--peers``).
 """
 
 from __future__ import annotations
@@ -15,15 +17,20 @@ import time
 import traceback
 from datetime import UTC, datetime
 
-from . import locomo, scale, zh_set
+from . import locomo, peers, scale, zh_set
 from .common import RESULTS
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[2])
     ap.add_argument(
-        "--only", choices=("locomo", "zh", "scale"), action="append", help="run only these (repeatable)"
+        "--only",
+        choices=("locomo", "zh", "scale", "peers"),
+        action="append",
+        help="run only these (repeatable)",
     )
+    ap.add_argument("--peers", action="store_true", help="also run basic-memory beside Cairn (slow)")
+    ap.add_argument("--peer-notes", type=int, default=300, help="notes in the peer comparison (default 300)")
     ap.add_argument(
         "--large", action="store_true", help="scale benchmark with 100,000 notes instead of 10,000"
     )
@@ -32,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--output", default=str(RESULTS / "report.md"), help="where to write the report")
     args = ap.parse_args(argv)
     parts = args.only or ["locomo", "zh", "scale"]
+    if args.peers and "peers" not in parts:
+        parts.append("peers")
     n = args.n or (100_000 if args.large else 10_000)
 
     sections = [
@@ -50,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
                 text = locomo.run(with_cairn=not args.no_cairn)
             elif part == "zh":
                 text = zh_set.run(with_cairn=not args.no_cairn)
+            elif part == "peers":
+                text = peers.run(args.peer_notes)
             else:
                 text = scale.run(n)
         except Exception:

@@ -75,6 +75,11 @@ print("@@JSON@@" + json.dumps(asyncio.run(main(spec))))
 """
 
 
+VECTOR_PROBE = (
+    "from basic_memory.repository.semantic_runtime import sqlite_vector_runtime_available as f; print(f())"
+)
+
+
 class PeerError(Exception):
     """A step of the peer run failed; the message carries the step and the error's last lines."""
 
@@ -253,11 +258,16 @@ def measure_peer(py: Path, root: Path, vault: Path, qs: list[str], cli_qs: list[
         300,
         env=env,
     ).stdout.strip()
+    out["vector"] = (
+        _run([str(py), "-c", VECTOR_PROBE], "probing vector support", 300, env=env)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     print(f"[peers] bm reindex of {len(before)} notes ...", file=sys.stderr, flush=True)
     out["reindex_s"], proc = _timed_run(
         [bm, "reindex", "--search", "-p", PROJECT], "bm reindex", 3600, env=env, cwd=root
     )
-    out["reindex_out"] = _tail(proc.stdout, 4)
+    out["reindex_out"] = next((x.strip() for x in proc.stdout.splitlines() if "observed" in x), "")
     after = _files(vault)
     out["changed"] = sorted(k for k in before if k in after and after[k] != before[k])
     out["added_files"] = sorted(set(after) - set(before))
@@ -370,23 +380,24 @@ def render(
         ]
     )
     overlaps: list[float] = []
+    overlap_line = ""
     if p.get("top"):
         overlaps = [_overlap(a, b) for a, b in zip(cairn["top"], p["top"], strict=True)]
         valid = [o for o in overlaps if o == o]
         both_empty = len(overlaps) - len(valid)
-        rows.append(
-            [
-                f"top-{TOP} overlap with the other tool (mean over queries)",
-                f"{statistics.mean(valid):.2f}" if valid else "n/a",
-                f"{sum(1 for o in valid if o == 1.0)} identical, {sum(1 for o in valid if o == 0)} disjoint, "
-                f"{both_empty} both empty",
-                "—",
-            ]
+        overlap_line = (
+            f"- Top-{TOP} overlap between the two (notes in both top-{TOP}s / the longer list), reported "
+            f"without judgement: mean {statistics.mean(valid):.2f} over {len(valid)} queries; "
+            f"{sum(1 for o in valid if o == 1.0)} identical, {sum(1 for o in valid if o == 0)} disjoint, "
+            f"{both_empty} empty on both."
+            if valid
+            else "- Top-5 overlap: no query returned results on either side."
         )
     table = md_table(["measure", "Cairn", "basic-memory", "ratio (bm / Cairn)"], rows)
     foot = [
         "",
-        f"- Vault: {n} generated notes, {vault_bytes / 1e6:.2f} MB; basic-memory ran on a copy of it.",
+        f"- Vault: {n} generated notes, {vault_bytes / 1e6:.2f} MB"
+        + ("; basic-memory ran on a copy of it." if p else "."),
         f"- Queries: `vaultgen.queries({SEED}, {len(qs)})`, mixed Chinese/English; Cairn empty on "
         f"{sum(1 for t in cairn['top'] if not t)}"
         + (f", basic-memory empty on {sum(1 for t in p['top'] if not t)}." if p.get("top") else "."),
@@ -398,7 +409,9 @@ def render(
             f"search tool {_ms(p['import_s'])}, `import basic_memory.cli.main` {_ms(p['cli_import_s'])}."
         )
         foot.append(
-            "- Its reindex said: " + " / ".join(x.strip() for x in p["reindex_out"].splitlines() if x.strip())
+            f"- Its reindex said: `{p['reindex_out']}`. Vector search available on this interpreter: "
+            f"{p['vector']} (it needs sqlite-vec and SQLite extension loading; when False it falls back "
+            "to keyword search, which is what both sides were measured on)."
         )
         foot.append(
             f"- Files added to the vault by basic-memory: {len(p['added_files'])}"
@@ -412,13 +425,15 @@ def render(
         if p.get("errors"):
             foot.append(f"- {len(p['errors'])} searches returned an error string, e.g. {p['errors'][0]!r}.")
         if overlaps:
+            foot.append(overlap_line)
             per = ", ".join("n/a" if o != o else f"{o:.1f}" for o in overlaps)
             foot.append(f"- Per-query top-{TOP} overlap (by note permalink, in query order): {per}.")
-    foot.append(
-        "- Telemetry off for basic-memory: private HOME and BASIC_MEMORY_CONFIG_DIR, "
-        "BASIC_MEMORY_NO_PROMOS=1, BASIC_MEMORY_AUTO_UPDATE=false, logfire disabled, "
-        "BASIC_MEMORY_FORCE_LOCAL=true, HF_HUB_OFFLINE=1, DO_NOT_TRACK=1 (see `peer_env`)."
-    )
+    if p or error:
+        foot.append(
+            "- Telemetry off for basic-memory: private HOME and BASIC_MEMORY_CONFIG_DIR, "
+            "BASIC_MEMORY_NO_PROMOS=1, BASIC_MEMORY_AUTO_UPDATE=false, logfire disabled, "
+            "BASIC_MEMORY_FORCE_LOCAL=true, HF_HUB_OFFLINE=1, DO_NOT_TRACK=1 (see `peer_env`)."
+        )
     return "\n".join([*head, table, *foot]) + "\n"
 
 
@@ -439,6 +454,7 @@ def run(n: int = 300, n_queries: int = 50, workdir: Path | None = None) -> str:
             skipped = "no Python >= 3.12 found (basic-memory needs one); tried " + (
                 ", ".join(tried) if tried else "python3.12/3.13/3.14 on PATH and pyenv versions"
             )
+            print(f"[peers] basic-memory run skipped: {skipped}", file=sys.stderr, flush=True)
         else:
             try:
                 py = ensure_peer_venv(python)

@@ -263,8 +263,9 @@ def build_server(memory: Memory) -> MCPServer:
         scope: ScopesArg = None,
     ) -> ToolResult:
         """Search memory by keywords and filters. Use it before answering about the past and before
-        every write. Each hit: permalink, title, scope, tags, the matching line (snippet) and related
-        notes. An empty query lists the filtered notes, newest first."""
+        every write. Each hit: permalink, title, scope, tags, the matching line (snippet), related
+        notes, and coverage (share of your words found; below 0.5 the match is weak: say so rather
+        than rely on it). An empty query lists the filtered notes, newest first."""
         with _tool_errors():
             hits = memory.search(
                 query,

@@ -473,15 +473,6 @@ class Memory:
                 (row, note_score, lines, [(n, t) for n, t in lines if not ranking.is_heading(t)])
             )
         scored = _score_lines(candidates, ranker)
-        if ranking.FEEDBACK_TERMS and scored:
-            # Pseudo-relevance feedback: words that the best lines share widen the query once.
-            found = ranking.feedback_candidates(
-                [text for *_, text in scored[: ranking.FEEDBACK_LINES]], ranker
-            )
-            total, df = self._index.document_frequencies(found)
-            extra = ranking.feedback_terms(found, total, df)
-            if extra:
-                scored = _score_lines(candidates, ranker.expanded(extra))
         per_note: dict[int, _HitExtras] = {}  # several lines, one note
         return [
             self._hit(row, score, filters, line=n, lines=lines, ranker=ranker, cache=per_note)
@@ -1020,15 +1011,6 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
             if ok:
                 scored.append((score, row, n, lines, text))
     scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
-    if ranking.DIVERSITY < 1.0:
-        seen: dict[int, int] = {}
-        spread = []
-        for score, row, n, lines, text in scored:
-            k = seen.get(row.id, 0)
-            seen[row.id] = k + 1
-            spread.append((score * ranking.DIVERSITY**k, row, n, lines, text))
-        spread.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
-        return spread
     return scored
 
 

@@ -20,10 +20,6 @@ K1 = 1.2
 B = 0.75
 NOTE_SHARE = 0.7  # weight of the note's (normalised) score in each of its lines' scores
 NEIGHBOUR_SHARE = 0.3  # weight of the best adjacent line's own score
-DIVERSITY = 1.0
-FEEDBACK_LINES = 5  # pseudo-relevance feedback: words of the best lines join the query...
-FEEDBACK_TERMS = 5  # ...this many of them (0 turns feedback off)...
-FEEDBACK_WEIGHT = 0.3  # ...each at this share of its own weight
 
 
 @dataclass(frozen=True)
@@ -39,10 +35,6 @@ class Query:
         """Substrings a line must contain to possibly hold a term: a stem may have lost or
         changed its last letter (``studi`` from ``study``), so English terms drop theirs."""
         return tuple(t[:-1] if t.isascii() and len(t) > 3 else t for t in self.terms)
-
-    def expanded(self, extra: Mapping[str, float]) -> Query:
-        """This query plus feedback terms with their (already reduced) weights."""
-        return Query((*self.terms, *extra), {**self.weights, **extra}, self.prefixes)
 
     @classmethod
     def build(
@@ -129,26 +121,3 @@ def near_a_match(line_scores: Sequence[float]) -> list[bool]:
         line_scores[i] > 0 or (i > 0 and line_scores[i - 1] > 0) or (i + 1 < n and line_scores[i + 1] > 0)
         for i in range(n)
     ]
-
-
-def feedback_candidates(texts: Sequence[str], query: Query) -> Counter[str]:
-    """Words of the best lines that the query lacks, with the number of lines holding each."""
-    counts: Counter[str] = Counter()
-    for text in texts:
-        counts.update(set(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH)))
-    return Counter(
-        {
-            t: n
-            for t, n in counts.items()
-            if t not in query.weights
-            and not tokenize.is_stopword(t)
-            and (len(t) >= 3 if t.isascii() else len(t) == 2 and tokenize.is_cjk(t))
-            and not t.isdigit()
-        }
-    )
-
-
-def feedback_terms(candidates: Counter[str], total: int, df: Mapping[str, int]) -> dict[str, float]:
-    """The ``FEEDBACK_TERMS`` candidates that are frequent in the best lines and rare elsewhere."""
-    ranked = sorted(candidates, key=lambda t: (-candidates[t] * idf(total, df.get(t, 0)), t))
-    return {t: FEEDBACK_WEIGHT * idf(total, df.get(t, 0)) for t in ranked[:FEEDBACK_TERMS]}

@@ -19,7 +19,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["index_text", "is_cjk", "is_stopword", "query_terms", "stem", "tokens"]
+__all__ = ["index_text", "is_cjk", "query_terms", "stem", "tokens"]
 
 # Han (URO, Ext A, Ext B-G, compatibility), iteration marks, hiragana, katakana with the
 # prolonged sound mark (but not the middle dot, which is punctuation), Hangul jamo and syllables.
@@ -119,11 +119,6 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
             term = _stem(run) if stem else run
             (stopped if run in _STOPWORDS else kept).append(term)
     return list(dict.fromkeys(kept or stopped))
-
-
-def is_stopword(word: str) -> bool:
-    """True for the common English function words that queries drop."""
-    return word in _STOPWORDS
 
 
 def is_cjk(term: str) -> bool:
