@@ -297,6 +297,7 @@ def measure_peer(py: Path, root: Path, vault: Path, qs: list[str], cli_qs: list[
     )[0]
     cfg = root / "bm-config"
     out["index_bytes"] = _bytes([cfg / f"memory.db{s}" for s in ("", "-wal", "-shm")])
+    out["db_bytes"] = _bytes([cfg / "memory.db"])
     out["changed_end"] = sum(1 for k, v in _files(vault).items() if k in before and before[k] != v)
     return out
 
@@ -424,8 +425,21 @@ def render(
             foot.append(f"- Example rewrite `{k}`: last bytes before {b!r}, after {a!r}.")
         if p.get("errors"):
             foot.append(f"- {len(p['errors'])} searches returned an error string, e.g. {p['errors'][0]!r}.")
+        if p.get("db_bytes") is not None:
+            foot.append(
+                f"- basic-memory's memory.db alone: {p['db_bytes'] / 1e6:.2f} MB "
+                f"(the rest of its index figure is WAL/SHM)."
+            )
         if overlaps:
             foot.append(overlap_line)
+            for name, mine, theirs in (
+                ("basic-memory", cairn["top"], p["top"]),
+                ("Cairn", p["top"], cairn["top"]),
+            ):
+                only = [q for q, a, b in zip(qs, mine, theirs, strict=True) if a and not b]
+                if only:
+                    shown = ", ".join(f"`{q}`" for q in only[:10])
+                    foot.append(f"- Empty on {name} only ({len(only)}): {shown}.")
             per = ", ".join("n/a" if o != o else f"{o:.1f}" for o in overlaps)
             foot.append(f"- Per-query top-{TOP} overlap (by note permalink, in query order): {per}.")
     if p or error:

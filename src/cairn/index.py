@@ -268,6 +268,11 @@ class Index:
     def close(self) -> None:
         self.db.close()
 
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log back into the database and empty it: after a large rebuild
+        the log would otherwise stay as big as everything written."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         self.db.execute("BEGIN IMMEDIATE")

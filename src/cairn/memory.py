@@ -61,6 +61,7 @@ MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
 RELATED_PER_HIT = 10
+CHECKPOINT_AFTER = 500  # files re-indexed in one go after which the WAL is folded back
 LINE_CANDIDATE_NOTES = 30  # notes whose lines a line search ranks (at least)
 SNAPSHOT_ITEM_BYTES = 2048  # one long note must not crowd every other note out of a snapshot
 _RACY_SECONDS = 2.0  # a file this fresh may change again within the same mtime tick: re-hash it next time
@@ -770,6 +771,8 @@ class Memory:
             for path in removed:
                 self._index.remove(path)
                 self._known.pop(path, None)
+        if added + updated + len(removed) >= CHECKPOINT_AFTER:
+            self._index.checkpoint()
         damaged = tuple(Damaged(p, e) for p, e in self._index.damaged())
         return RefreshReport(len(stats), added, updated, len(removed), unchanged, damaged)
 
