@@ -133,17 +133,20 @@ def _is_terminal() -> bool:
 
 
 @contextmanager
-def _memory(ctx: typer.Context, as_json: bool, *, allow_scopes: list[str] | None = None) -> Iterator[Memory]:
+def _memory(
+    ctx: typer.Context, as_json: bool, *, allow_scopes: list[str] | None = None, watch: bool = False
+) -> Iterator[Memory]:
     """Open the vault named by the global options; turn any CairnError into a clean exit.
 
     ``allow_scopes`` confines the Memory to those scopes; without a global ``--scope`` the
-    first of them becomes the default scope.
+    first of them becomes the default scope. One-shot commands scan the files once and need no
+    watcher; ``serve`` asks for one.
     """
     from .memory import Memory
 
     settings = _settings(ctx)
     try:
-        kwargs: dict[str, Any] = {"home": settings.home}
+        kwargs: dict[str, Any] = {"home": settings.home, "watch": watch}
         if settings.scope is not None:
             kwargs["scope"] = settings.scope
         if allow_scopes:
@@ -869,7 +872,7 @@ def serve(
     can read and write only those scopes; any other scope is refused.
     """
     as_json = _want_json(ctx, json_out)
-    with _memory(ctx, as_json, allow_scopes=_scopes(allow_scope)) as mem:
+    with _memory(ctx, as_json, allow_scopes=_scopes(allow_scope), watch=True) as mem:
         from . import mcp_server
 
         if not http:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import guard, lifecycle, markdown, ranking, snapshot, tokenize
+from . import lifecycle, markdown, ranking, snapshot, tokenize
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
 from .index import Filters, Index, Row, match_expression, prefix_terms
 from .models import (
@@ -82,7 +82,14 @@ class Memory:
     """
 
     def __init__(
-        self, vault: Path, home: Path, *, scope: str, allow_scopes: Sequence[str], origin: str
+        self,
+        vault: Path,
+        home: Path,
+        *,
+        scope: str,
+        allow_scopes: Sequence[str],
+        origin: str,
+        watch: bool = True,
     ) -> None:
         self.vault = vault
         self.home = home
@@ -97,7 +104,7 @@ class Memory:
         self._index = Index(self.index_path)
         self._known = self._index.file_states()
         # Watch before the first scan, so that nothing changed in between goes unseen.
-        self._watcher = Watcher.start(vault) if _watching_wanted() else None
+        self._watcher = Watcher.start(vault) if watch and _watching_wanted() else None
         self._needs_scan = True
 
     @classmethod
@@ -109,6 +116,7 @@ class Memory:
         scope: str = "user",
         allow_scopes: Sequence[str] | None = None,
         origin: str | None = None,
+        watch: bool = True,
     ) -> Memory:
         """Open (creating if needed) the vault at ``vault``.
 
@@ -119,6 +127,8 @@ class Memory:
             allow_scopes: scopes this caller may touch; default from ``cairn.toml``, else
                 ``["user"]``, plus ``scope``.
             origin: name recorded in ``origin`` on every write (default: the host name).
+            watch: follow changes through inotify where available (long-lived processes); a
+                one-shot command scans once instead. ``CAIRN_WATCH=0`` also turns it off.
 
         Raises:
             InvalidInput: a bad scope, a vault that is a file, a state directory inside the vault.
@@ -147,7 +157,12 @@ class Memory:
             if scope not in allow:
                 raise ScopeDenied(f"default scope {scope!r} is not among the allowed scopes {allow}")
         return cls(
-            vault_path, home_path, scope=scope, allow_scopes=allow, origin=origin or socket.gethostname()
+            vault_path,
+            home_path,
+            scope=scope,
+            allow_scopes=allow,
+            origin=origin or socket.gethostname(),
+            watch=watch,
         )
 
     def close(self) -> None:
@@ -266,7 +281,7 @@ class Memory:
             )
         with self._writing():
             note = self._note_for_update(permalink, scope)
-            guard.check_text(entry, sensitive=note.sensitive, where=section[:-1].lower())
+            _check_secrets(entry, sensitive=note.sensitive, where=section[:-1].lower())
             text = markdown.append_to_section(note.text, section, entry)
             return self._commit(note.path, self._stamp(text))
 
@@ -286,7 +301,7 @@ class Memory:
             raise InvalidInput("expected must be 1 or more")
         with self._writing():
             note = self._note_for_update(permalink, scope)
-            guard.check_text(replace, sensitive=note.sensitive, where="replacement text")
+            _check_secrets(replace, sensitive=note.sensitive, where="replacement text")
             count = note.text.count(find)
             if count == 0:
                 raise EditMismatch(
@@ -1082,6 +1097,12 @@ def _check_body(text: str) -> None:
         )
 
 
+def _check_secrets(text: str, *, sensitive: bool, where: str) -> None:
+    from . import guard  # only writes need it; reads start faster without its patterns
+
+    guard.check_text(text, sensitive=sensitive, where=where)
+
+
 def _guard_note(
     title: str,
     body: str,
@@ -1093,6 +1114,8 @@ def _guard_note(
     sensitive: bool,
 ) -> None:
     """Refuse credentials anywhere in what is about to be written (SecretRefused names where)."""
+    from . import guard  # only writes need it; reads start faster without its patterns
+
     guard.check_text(title, sensitive=sensitive, where="title")
     guard.check_text(body, sensitive=sensitive, where="body")
     for number, line in enumerate(observations, 1):
