@@ -754,7 +754,7 @@ class Memory:
         notices = None if full or self._watcher is None else self._watcher.changes()
         if notices is None or self._needs_scan:
             self._needs_scan = False
-            stats = list(scan_notes(self.vault))
+            stats = scan_notes(self.vault)
             seen = {st.path for st in stats}
             removed = [path for path in self._known if path not in seen]
         else:

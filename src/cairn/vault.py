@@ -9,11 +9,11 @@ import re
 import secrets
 import tomllib
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import InvalidInput
@@ -233,41 +233,45 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(NamedTuple):
     path: str  # vault-relative, "/"-separated
     size: int
     mtime_ns: int
 
 
-def scan_notes(vault: Path) -> Iterator[FileStat]:
-    """Every ``*.md`` note under a scope folder, skipping hidden folders (.trash, .conflict, ...)."""
+def scan_notes(vault: Path) -> list[FileStat]:
+    """Every ``*.md`` note under a scope folder, skipping hidden folders (.trash, .conflict, ...).
+
+    Runs before every call of a process without a watcher, so it is kept lean: one ``scandir``
+    per folder, one ``stat`` per note, no recursion.
+    """
     try:
-        top = list(os.scandir(vault))
+        top = sorted(e.name for e in os.scandir(vault) if e.is_dir(follow_symlinks=False))
     except FileNotFoundError:
-        return
-    for entry in sorted(top, key=lambda e: e.name):
-        if entry.is_dir(follow_symlinks=False) and folder_scope(entry.name):
-            yield from _scan_dir(entry.path, entry.name)
-
-
-def _scan_dir(directory: str, rel: str) -> Iterator[FileStat]:
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return
-    for entry in entries:
-        if entry.name.startswith("."):
+        return []
+    found: list[FileStat] = []
+    stack = [(os.path.join(vault, name), name) for name in reversed(top) if folder_scope(name)]
+    while stack:
+        directory, rel = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=attrgetter("name"))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
-        child = f"{rel}/{entry.name}"
-        if entry.is_dir(follow_symlinks=False):
-            yield from _scan_dir(entry.path, child)
-        elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
+        folders = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
                 continue
-            yield FileStat(child, st.st_size, st.st_mtime_ns)
+            if name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                found.append(FileStat(f"{rel}/{name}", st.st_size, st.st_mtime_ns))
+            elif entry.is_dir(follow_symlinks=False):
+                folders.append((entry.path, f"{rel}/{name}"))
+        stack.extend(reversed(folders))
+    return found
 
 
 @dataclass(frozen=True)
