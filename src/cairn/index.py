@@ -25,7 +25,7 @@ from .models import Note
 from .vault import iso_to_ts
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"5/stem={int(tokenize.STEM_ENGLISH)}"
+SCHEMA_VERSION = f"6/stem={int(tokenize.STEM_ENGLISH)}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -68,6 +68,10 @@ CREATE INDEX notes_modified ON notes (modified_ts);
 CREATE TABLE note_tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX note_tags_tag ON note_tags (tag, note_id);
 CREATE INDEX note_tags_note ON note_tags (note_id);
+CREATE TABLE observations (
+    note_id INTEGER NOT NULL, line INTEGER NOT NULL, category TEXT NOT NULL, tags TEXT, context TEXT,
+    text TEXT NOT NULL, sensitive INTEGER NOT NULL, PRIMARY KEY (note_id, line)
+) WITHOUT ROWID;
 CREATE TABLE relations (
     note_id INTEGER NOT NULL, line INTEGER NOT NULL, type TEXT NOT NULL,
     target TEXT NOT NULL, target_key TEXT NOT NULL, inline INTEGER NOT NULL, context TEXT
@@ -303,6 +307,9 @@ class Index:
     ) -> None:
         self.remove(note.path)
         know = lifecycle.knowledge(note.frontmatter)
+        # Observation lines are kept in their own table (with category, tags, context), the
+        # other searchable lines in notes.lines: each line once.
+        observed = {o.line: o for o in note.observations}
         cur = self.db.execute(
             "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
             " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
@@ -329,7 +336,7 @@ class Index:
                 expires_ts,
                 know.claim_key if know else None,
                 know.claim_value if know else None,
-                pack_lines(lines),
+                pack_lines([entry for entry in lines if entry[0] not in observed]),
             ),
         )
         note_id = cur.lastrowid
@@ -339,6 +346,24 @@ class Index:
         )
         self.db.executemany(
             "INSERT INTO note_tags VALUES (?, ?)", [(note_id, key(t)) for t in dict.fromkeys(note.tags)]
+        )
+        self.db.executemany(
+            "INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    note_id,
+                    number,
+                    observed[number].category,
+                    json.dumps(list(observed[number].tags), ensure_ascii=False)
+                    if observed[number].tags
+                    else None,
+                    observed[number].context,
+                    text,
+                    int(private),
+                )
+                for number, text, private in lines
+                if number in observed
+            ],
         )
         self.db.executemany(
             "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -375,14 +400,14 @@ class Index:
             # Contentless FTS5 forgets a row only when given back exactly the tokens it indexed.
             know = lifecycle.knowledge(json.loads(front or "{}"))
             values = _fts_values(
-                title, permalink, tuple(json.loads(tags or "[]")), unpack_lines(packed), know
+                title, permalink, tuple(json.loads(tags or "[]")), self._all_lines(note_id, packed), know
             )
             self.db.execute(
                 "INSERT INTO notes_fts (notes_fts, rowid, title, permalink, tags, body, private)"
                 " VALUES ('delete', ?, ?, ?, ?, ?, ?)",
                 (note_id, *values),
             )
-        for table in ("note_tags", "relations", "supersedes"):
+        for table in ("note_tags", "observations", "relations", "supersedes"):
             self.db.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
         self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
 
@@ -499,7 +524,15 @@ class Index:
     def lines_of(self, note_id: int, *, include_sensitive: bool = False) -> list[tuple[int, str]]:
         """The note's searchable lines as (file line number, text), sensitive ones only if asked."""
         (packed,) = self.db.execute("SELECT lines FROM notes WHERE id = ?", (note_id,)).fetchone() or (None,)
-        return [(n, t) for n, t, private in unpack_lines(packed) if include_sensitive or not private]
+        return [
+            (n, t) for n, t, private in self._all_lines(note_id, packed) if include_sensitive or not private
+        ]
+
+    def _all_lines(self, note_id: int, packed: bytes | None) -> list[tuple[int, str, bool]]:
+        observed = self.db.execute(
+            "SELECT line, text, sensitive FROM observations WHERE note_id = ?", (note_id,)
+        )
+        return sorted([*unpack_lines(packed), *((n, t, bool(p)) for n, t, p in observed)])
 
     def superseded_by(self, row: Row, now: float) -> list[str]:
         """Permalinks of current notes in the same scope that say they replace this one."""
