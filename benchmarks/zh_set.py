@@ -108,9 +108,27 @@ def cairn_searcher(notes: Sequence[ZhNote], workdir: Path) -> Searcher:
 
     def search(q: ZhQuery) -> list[str]:
         hits = mem.search(q.q, tags=q.tags, type=q.type, limit=LIMIT)
+        search.coverage[q.q] = [h.coverage for h in hits]  # type: ignore[attr-defined]
         return [[h.title, *(r.target for r in h.related)] for h in hits]
 
+    search.coverage = {}  # type: ignore[attr-defined]
     return search
+
+
+COVERAGE_BAR = 0.5  # Cairn's documented bar: a hit holding less of the query is a weak match
+
+
+def coverage_lines(queries: Sequence[ZhQuery], coverage: dict[str, list[float | None]]) -> list[str]:
+    """How Cairn's relevance bar separates no-answer queries from answerable ones."""
+    none = [q for q in queries if not q.expect and q.q.strip()]
+    quiet = sum(1 for q in none if all((c or 0) < COVERAGE_BAR for c in coverage.get(q.q, [])))
+    answerable = [q for q in queries if q.expect and q.q.strip()]
+    confident = sum(1 for q in answerable if any((c or 0) >= COVERAGE_BAR for c in coverage.get(q.q, [])[:1]))
+    return [
+        f"Cairn's relevance bar (hit `coverage` >= {COVERAGE_BAR}): {quiet}/{len(none)} no-answer queries come back "
+        f"empty or with every hit below it; {confident}/{len(answerable)} answerable queries have a top hit at or "
+        "above it (the rest are still returned, marked weak by their coverage)."
+    ]
 
 
 @dataclass
@@ -211,7 +229,9 @@ def run(with_cairn: bool = True, workdir: Path | None = None) -> str:
     if with_cairn:
         with tempfile.TemporaryDirectory(prefix="cairn-zh-", dir=workdir) as tmp:
             try:
-                scores.append(evaluate("Cairn", queries, cairn_searcher(notes, Path(tmp))))
+                searcher = cairn_searcher(notes, Path(tmp))
+                scores.append(evaluate("Cairn", queries, searcher))
+                extra += coverage_lines(queries, searcher.coverage)  # type: ignore[attr-defined]
             except Exception as exc:
                 extra.append(f"Cairn: not measured ({type(exc).__name__}: {exc}).")
                 print(f"zh: Cairn failed: {exc!r}", file=sys.stderr)

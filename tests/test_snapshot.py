@@ -32,7 +32,7 @@ items = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     candidates=items,
     top_k=st.integers(1, 15),

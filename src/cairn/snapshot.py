@@ -133,30 +133,39 @@ def build(
         else {reason: [] for reason in OMISSION_REASONS}
     )
     units = _units(candidates)
-    chosen: list[str] = []  # rendered blocks
-    items: list[Item] = []
-    left_out: list[str] = []
 
     def fits(blocks: Sequence[str], dropped: Sequence[str]) -> bool:
         text = _assemble(blocks, {**pre, "budget": list(dropped)})
         return len(text.encode("utf-8")) <= max_bytes and estimate_tokens(text) <= max_tokens
 
-    if not fits([], [i.permalink for i in candidates]):
+    everything = [i.permalink for unit in units for i in unit]
+    if not fits([], everything):
         raise InvalidInput(
             f"max_bytes={max_bytes} / max_tokens={max_tokens} cannot hold even an empty snapshot; raise them"
         )
+    # Greedy, best first. Each check counts the closing line as if every later note were left
+    # out; the final pass below then guarantees the budget whatever the closing line became.
+    taken: list[tuple[int, str, bool]] = []  # (unit number, block, is the unit itself rather than a notice)
     for number, unit in enumerate(units):
         later = [i.permalink for u in units[number + 1 :] for i in u]
+        dropped = [i.permalink for n, u in enumerate(units[:number]) if not _kept(taken, n) for i in u]
         block = "".join(i.render() for i in unit)
-        if len(items) + len(unit) <= top_k and fits([*chosen, block], [*left_out, *later]):
-            chosen.append(block)
-            items.extend(unit)
+        shown = sum(len(units[n]) for n, _, whole in taken if whole)
+        if shown + len(unit) <= top_k and fits([b for _, b, _ in taken] + [block], dropped + later):
+            taken.append((number, block, True))
             continue
         notice = _disagreement_notice(unit) if len(unit) > 1 else None
-        if notice and fits([*chosen, notice], [*left_out, *(i.permalink for i in unit), *later]):
-            chosen.append(notice)
-        left_out.extend(i.permalink for i in unit)
-    text = _assemble(chosen, {**pre, "budget": left_out})
+        if notice and fits(
+            [b for _, b, _ in taken] + [notice], dropped + [i.permalink for i in unit] + later
+        ):
+            taken.append((number, notice, False))
+    while True:
+        left_out = [i.permalink for n, u in enumerate(units) if not _kept(taken, n) for i in u]
+        text = _assemble([b for _, b, _ in taken], {**pre, "budget": left_out})
+        if fits([b for _, b, _ in taken], left_out) or not taken:
+            break
+        taken.pop()  # a block always outweighs the one name it adds to the closing line
+    items = [i for n, _, whole in taken if whole for i in units[n]]
     return Snapshot(
         text=text,
         items=tuple(items),
@@ -164,6 +173,10 @@ def build(
         bytes=len(text.encode("utf-8")),
         tokens=estimate_tokens(text),
     )
+
+
+def _kept(taken: Sequence[tuple[int, str, bool]], number: int) -> bool:
+    return any(n == number and whole for n, _, whole in taken)
 
 
 def _units(candidates: Sequence[Item]) -> list[list[Item]]:
