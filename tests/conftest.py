@@ -20,6 +20,11 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
 def vault(tmp_path: Path) -> Path:
     return tmp_path / "vault"
 

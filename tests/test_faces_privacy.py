@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -19,35 +17,10 @@ from typer.testing import CliRunner, Result
 from cairn import Memory
 from cairn.cli import app
 from cairn.guard import LONG_DIGITS
-from cairn.mcp_server import build_server
+from mcp_client import call, call_error, connect
 
 BIN = Path(sys.executable).parent
 runner = CliRunner()
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@asynccontextmanager
-async def connect(memory: Memory) -> AsyncIterator[Client]:
-    async with Client(build_server(memory)) as client:
-        yield client
-
-
-async def call(client: Client, tool: str, **arguments: object) -> dict:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content[0].text
-    return result.structured_content
-
-
-async def call_error(client: Client, tool: str, **arguments: object) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error, (tool, arguments, result.structured_content)
-    text = result.content[0].text
-    assert "Traceback" not in text
-    return text
 
 
 def cli(*args: str) -> Result:

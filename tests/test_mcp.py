@@ -7,8 +7,6 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -20,7 +18,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from cairn import Memory
-from cairn.mcp_server import READ_CHUNK_BYTES, build_server, http_banner, load_or_create_token
+from cairn.mcp_server import READ_CHUNK_BYTES, http_banner, load_or_create_token
+from mcp_client import call, call_error, connect
 
 pytestmark = pytest.mark.anyio
 
@@ -36,33 +35,6 @@ TOOLS = {
     "memory_refresh",
 }
 HIT_KEYS = {"permalink", "title", "type", "tags", "modified", "path", "line", "snippet", "score", "related"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@asynccontextmanager
-async def connect(memory: Memory) -> AsyncIterator[Client]:
-    async with Client(build_server(memory)) as client:
-        yield client
-
-
-async def call(client: Client, tool: str, **arguments: object) -> dict:
-    """Call a tool that must succeed; its text block must be the structured content as JSON."""
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content[0].text
-    return result.structured_content
-
-
-async def call_error(client: Client, tool: str, **arguments: object) -> str:
-    """Call a tool that must fail; return the message the model would read."""
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error, result
-    text = result.content[0].text
-    assert "Traceback" not in text
-    return text
 
 
 COURSE = {
