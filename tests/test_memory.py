@@ -286,3 +286,24 @@ def test_context_follows_relations_and_forward_references(memory: Memory) -> Non
 def test_state_directory_may_not_live_in_the_vault(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="must not be inside the vault"):
         Memory.open(tmp_path / "v", home=tmp_path / "v" / ".state")
+
+
+def test_reindex_rebuilds_in_place_for_other_processes(memory: Memory, isolated_home: Path) -> None:
+    memory.write("Shared", observations=["[k] seen by both"])
+    with Memory.open(memory.vault, home=isolated_home) as other:
+        assert [h.title for h in other.search("seen")] == ["Shared"]
+        inode = memory.index_path.stat().st_ino
+        memory.reindex()
+        assert memory.index_path.stat().st_ino == inode  # same file, not a new one beside a deleted one
+        memory.write("Later", observations=["[k] seen after the rebuild"])
+        assert sorted(h.title for h in other.search("seen")) == ["Later", "Shared"]
+
+
+def test_a_corrupt_index_is_replaced(vault: Path, isolated_home: Path) -> None:
+    with Memory.open(vault, home=isolated_home) as mem:
+        mem.write("Survivor", observations=["[k] files are the truth"])
+        index = mem.index_path
+    index.write_bytes(b"not a database at all" * 100)
+    Path(f"{index}-wal").unlink(missing_ok=True)
+    with Memory.open(vault, home=isolated_home) as mem:
+        assert [h.title for h in mem.search("truth")] == ["Survivor"]

@@ -239,8 +239,17 @@ class Index:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = self._connect()
-        self.rebuilt = self._ensure_schema()
+        try:
+            self.db = self._connect()
+            self._ensure_schema()
+        except sqlite3.OperationalError:
+            raise  # locked or unreadable: a real problem, not a damaged cache
+        except sqlite3.DatabaseError:
+            # Not a database at all. It is only a cache of the files: start a new one.
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            self.db = self._connect()
+            self.reset()
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -254,20 +263,27 @@ class Index:
         """Create the schema, or rebuild it when it was made by another version. True if (re)built."""
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        except sqlite3.DatabaseError:
-            row = None
+        except sqlite3.OperationalError:
+            row = None  # no meta table: a new file, or one this program never wrote
         if row and row[0] == SCHEMA_VERSION:
             return False
-        self.db.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-        self.db = self._connect()
+        self.reset()
+        return True
+
+    def reset(self) -> None:
+        """Drop everything and create an empty schema, in the same file and one transaction, so
+        that another process with the file open sees the rebuilt index, not a deleted one."""
         with self.transaction():
+            virtual = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
+            for (name,) in self.db.execute(virtual).fetchall():
+                self.db.execute(f'DROP TABLE IF EXISTS "{name}"')  # takes its shadow tables with it
+            plain = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            for (name,) in self.db.execute(plain).fetchall():
+                self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self.db.execute(statement)
             self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        return True
 
     def close(self) -> None:
         self.db.close()

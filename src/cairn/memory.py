@@ -39,6 +39,7 @@ from .models import (
 from .notefile import body_lines, folder_of, load_note, split_path
 from .vault import (
     FileStat,
+    VaultConfig,
     atomic_write,
     content_hash,
     folder_scope,
@@ -89,6 +90,7 @@ class Memory:
         scope: str,
         allow_scopes: Sequence[str],
         origin: str,
+        config: VaultConfig,
         watch: bool = True,
     ) -> None:
         self.vault = vault
@@ -96,7 +98,7 @@ class Memory:
         self.scope = scope
         self.allow_scopes = tuple(dict.fromkeys(allow_scopes))
         self.origin = origin
-        self.tz = parse_timezone(load_config(vault).timezone)
+        self.tz = parse_timezone(config.timezone)
         vault_id = hashlib.sha256(str(vault).encode()).hexdigest()[:16]
         self.index_path = home / "index" / f"{vault_id}.sqlite"
         self._lock_path = home / "locks" / f"{vault_id}.lock"
@@ -149,8 +151,9 @@ class Memory:
             home_path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InvalidInput(f"cannot create the vault at {vault_path}: {exc.strerror}") from exc
+        config = load_config(vault_path)
         if allow_scopes is None:
-            configured = load_config(vault_path).allow_scopes
+            configured = config.allow_scopes
             allow = [*(configured if configured is not None else ("user",)), scope]
         else:
             allow = [validate_scope(s) for s in allow_scopes]
@@ -162,6 +165,7 @@ class Memory:
             scope=scope,
             allow_scopes=allow,
             origin=origin or socket.gethostname(),
+            config=config,
             watch=watch,
         )
 
@@ -663,10 +667,7 @@ class Memory:
     def reindex(self, progress: Progress | None = None) -> RefreshReport:
         """Drop the index and rebuild it from the files."""
         with self._lock:
-            self._index.close()
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.index_path}{suffix}").unlink(missing_ok=True)
-            self._index = Index(self.index_path)
+            self._index.reset()
             self._known = {}
             return self._sync(progress, full=True)
 
