@@ -14,6 +14,7 @@ import stat
 import threading
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -895,17 +896,22 @@ class Memory:
     ) -> Hit:
         if lines is None:
             lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
+        extras = cache.get(row.id) if cache is not None else None
+        counted = None  # each line tokenized once, for the best line and for coverage
+        if ranker is not None and ranker.terms and (line is None or extras is None):
+            counted = ranking.term_counts([t for _, t in lines], ranker)
         if line is None:
-            line = _best_line(lines, ranker)
+            line = _best_line(lines, ranker, counted)
         numbers = [number for number, _ in lines]
         at = bisect.bisect_left(numbers, line)
         snippet = "\n".join(text for _, text in lines[max(0, at - 1) : at + 2])
-        if cache is None or row.id not in cache:
+        if extras is None:
             related = [Related(t, target, linked) for t, target, linked in self._index.relations_of(row.id)]
             related += [Related(t, title, source, "in") for t, title, source in self._index.backlinks_of(row)]
             covered = None
-            if ranker is not None and ranker.terms:
-                covered = ranking.coverage([row.title, " ".join(row.tags), *(t for _, t in lines)], ranker)
+            if ranker is not None and counted is not None:
+                heading = ranking.term_counts([row.title, " ".join(row.tags)], ranker)
+                covered = ranking.coverage([*heading, *counted], ranker)
             extras = (
                 tuple(related[:RELATED_PER_HIT]),
                 tuple(self._index.superseded_by(row, filters.now)),
@@ -913,8 +919,6 @@ class Memory:
             )
             if cache is not None:
                 cache[row.id] = extras
-        else:
-            extras = cache[row.id]
         return Hit(
             permalink=row.permalink,
             title=row.title,
@@ -1033,13 +1037,17 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
     return scored
 
 
-def _best_line(lines: Sequence[tuple[int, str]], ranker: ranking.Query | None) -> int:
+def _best_line(
+    lines: Sequence[tuple[int, str]],
+    ranker: ranking.Query | None,
+    counted: Sequence[Counter[str] | None] | None,
+) -> int:
     """The line (a content line before a heading) with the best BM25; the first on a tie."""
     if not lines:
         return 1
     if ranker is None or not ranker.terms:
         return lines[0][0]
-    scores = ranking.line_bm25([t for _, t in lines], ranker)
+    scores = ranking.line_bm25([t for _, t in lines], ranker, counted)
     best, best_key = lines[0][0], (0.0, False)
     for (number, text), score in zip(lines, scores, strict=True):
         key = (score, not ranking.is_heading(text))  # the title is shown anyway

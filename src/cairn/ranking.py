@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from . import tokenize
 
@@ -30,7 +31,7 @@ class Query:
     weights: Mapping[str, float]
     prefixes: frozenset[str]
 
-    @property
+    @cached_property
     def probes(self) -> tuple[str, ...]:
         """Substrings a line must contain to possibly hold a term: a stem may have lost or
         changed its last letter (``studi`` from ``study``), so English terms drop theirs."""
@@ -52,18 +53,39 @@ def is_heading(text: str) -> bool:
     return text.startswith("#")
 
 
-def line_bm25(lines: Sequence[str], query: Query) -> list[float]:
-    """BM25 of each line as its own document, with line lengths averaged over ``lines``."""
-    if not lines or not query.terms:
-        return [0.0] * len(lines)
+def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]:
+    """Token counts of each text that may hold a query term (None for the rest).
+
+    A cheap substring test comes first: most lines hold none of the terms.
+    """
     counted: list[Counter[str] | None] = []
-    for text in lines:
+    for text in texts:
         folded = unicodedata.normalize("NFKC", text).casefold()
-        # Cheap substring test first: most lines hold none of the terms.
-        if any(t in folded for t in query.probes):
+        if any(p in folded for p in query.probes):
             counted.append(Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH)))
         else:
             counted.append(None)
+    return counted
+
+
+def _tf(counts: Counter[str], term: str, query: Query) -> int:
+    tf = counts.get(term, 0)
+    if not tf and term in query.prefixes:
+        tf = sum(n for token, n in counts.items() if token.startswith(term))
+    return tf
+
+
+def line_bm25(
+    lines: Sequence[str], query: Query, counted: Sequence[Counter[str] | None] | None = None
+) -> list[float]:
+    """BM25 of each line as its own document, with line lengths averaged over ``lines``.
+
+    ``counted`` is ``term_counts(lines, query)`` when the caller already has it.
+    """
+    if not lines or not query.terms:
+        return [0.0] * len(lines)
+    if counted is None:
+        counted = term_counts(lines, query)
     lengths = [
         sum(c.values()) if c else max(1, len(text) // 4) for c, text in zip(counted, lines, strict=True)
     ]
@@ -74,34 +96,24 @@ def line_bm25(lines: Sequence[str], query: Query) -> list[float]:
         if counts:
             norm = K1 * (1 - B + B * length / average)
             for term in query.terms:
-                tf = counts.get(term, 0)
-                if not tf and term in query.prefixes:
-                    tf = sum(n for token, n in counts.items() if token.startswith(term))
+                tf = _tf(counts, term, query)
                 if tf:
                     score += query.weights[term] * tf * (K1 + 1) / (tf + norm)
         scores.append(score)
     return scores
 
 
-def coverage(texts: Sequence[str], query: Query) -> float:
-    """The share of the query's weight that ``texts`` hold (1.0: every term found).
+def coverage(counted: Iterable[Counter[str] | None], query: Query) -> float:
+    """The share of the query's weight found in texts counted by ``term_counts`` (1.0: all).
 
     A relevance bar that BM25 scores cannot give: they have no fixed scale, but a hit that holds
     only a third of what was asked for is a weak hit whatever its rank.
     """
-    if not query.terms:
-        return 1.0
-    found: set[str] = set()
-    for text in texts:
-        folded = unicodedata.normalize("NFKC", text).casefold()
-        if not any(p in folded for p in query.probes):
-            continue
-        present = set(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH))
-        for term in query.terms:
-            if term in present or (term in query.prefixes and any(p.startswith(term) for p in present)):
-                found.add(term)
     total = sum(query.weights[t] for t in query.terms)
-    return sum(query.weights[t] for t in found) / total if total else 1.0
+    if not total:
+        return 1.0
+    found = {t for counts in counted if counts for t in query.terms if _tf(counts, t, query)}
+    return sum(query.weights[t] for t in found) / total
 
 
 def blend(line_scores: Sequence[float], note_share: float) -> list[float]:
