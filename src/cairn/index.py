@@ -25,7 +25,7 @@ from .models import Note
 from .vault import iso_to_ts
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"6/stem={int(tokenize.STEM_ENGLISH)}"
+SCHEMA_VERSION = f"7/stem={int(tokenize.STEM_ENGLISH)}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -65,6 +65,8 @@ CREATE INDEX supersedes_note ON supersedes (note_id);
 CREATE INDEX notes_permalink ON notes (scope, permalink);
 CREATE INDEX notes_title ON notes (scope, title_key);
 CREATE INDEX notes_modified ON notes (modified_ts);
+-- Every refresh that changed something reports the damaged files: keep that from scanning the table.
+CREATE INDEX notes_damaged ON notes (path) WHERE error IS NOT NULL;
 CREATE TABLE note_tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX note_tags_tag ON note_tags (tag, note_id);
 CREATE INDEX note_tags_note ON note_tags (note_id);
