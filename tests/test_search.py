@@ -38,6 +38,17 @@ def test_chinese_partial_words_and_mixed_language(filled: Memory) -> None:
     assert titles(filled.search("homew"))[0] == "Python 作业"  # a prefix of a word
 
 
+def test_one_chinese_character_is_found_at_any_place_in_a_word(filled: Memory) -> None:
+    filled.write("开头", observations=["[a] 课表已经发到群里"])
+    filled.write("中间", observations=["[a] 上课地点改到三教"])
+    filled.write("结尾", observations=["[a] 明天没有课"])
+    filled.write("单独", observations=["[a] 课 在 周三"])
+    filled.write("无关", observations=["[a] 周末去爬山"])
+    hits = filled.search("课", granularity="line")
+    assert sorted(h.title for h in hits) == ["中间", "单独", "开头", "结尾"]
+    assert all("课" in h.snippet for h in hits)
+
+
 def test_snippet_is_the_hit_line_with_its_neighbours(filled: Memory) -> None:
     note = filled.write(
         "Trip", observations=["[plan] fly on monday", "[hotel] booked the Marigold inn", "[plan] return friday"]

@@ -25,7 +25,7 @@ from .models import Note
 from .vault import iso_to_ts
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"7/stem={int(tokenize.STEM_ENGLISH)}"
+SCHEMA_VERSION = f"8/stem={int(tokenize.STEM_ENGLISH)}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -70,9 +70,10 @@ CREATE INDEX notes_damaged ON notes (path) WHERE error IS NOT NULL;
 CREATE TABLE note_tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX note_tags_tag ON note_tags (tag, note_id);
 CREATE INDEX note_tags_note ON note_tags (note_id);
+-- An observation's text is in notes.lines with the note's other lines (compressed, once).
 CREATE TABLE observations (
     note_id INTEGER NOT NULL, line INTEGER NOT NULL, category TEXT NOT NULL, tags TEXT, context TEXT,
-    text TEXT NOT NULL, sensitive INTEGER NOT NULL, PRIMARY KEY (note_id, line)
+    sensitive INTEGER NOT NULL, PRIMARY KEY (note_id, line)
 ) WITHOUT ROWID;
 CREATE TABLE relations (
     note_id INTEGER NOT NULL, line INTEGER NOT NULL, type TEXT NOT NULL,
@@ -325,8 +326,6 @@ class Index:
     ) -> None:
         self.remove(note.path)
         know = lifecycle.knowledge(note.frontmatter)
-        # Observation lines are kept in their own table (with category, tags, context), the
-        # other searchable lines in notes.lines: each line once.
         observed = {o.line: o for o in note.observations}
         cur = self.db.execute(
             "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
@@ -354,7 +353,7 @@ class Index:
                 expires_ts,
                 know.claim_key if know else None,
                 know.claim_value if know else None,
-                pack_lines([entry for entry in lines if entry[0] not in observed]),
+                pack_lines(lines),
             ),
         )
         note_id = cur.lastrowid
@@ -366,7 +365,7 @@ class Index:
             "INSERT INTO note_tags VALUES (?, ?)", [(note_id, key(t)) for t in dict.fromkeys(note.tags)]
         )
         self.db.executemany(
-            "INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?)",
             [
                 (
                     note_id,
@@ -376,10 +375,9 @@ class Index:
                     if observed[number].tags
                     else None,
                     observed[number].context,
-                    text,
                     int(private),
                 )
-                for number, text, private in lines
+                for number, _text, private in lines
                 if number in observed
             ],
         )
@@ -418,7 +416,7 @@ class Index:
             # Contentless FTS5 forgets a row only when given back exactly the tokens it indexed.
             know = lifecycle.knowledge(json.loads(front or "{}"))
             values = _fts_values(
-                title, permalink, tuple(json.loads(tags or "[]")), self._all_lines(note_id, packed), know
+                title, permalink, tuple(json.loads(tags or "[]")), unpack_lines(packed), know
             )
             self.db.execute(
                 "INSERT INTO notes_fts (notes_fts, rowid, title, permalink, tags, body, private)"
@@ -542,15 +540,7 @@ class Index:
     def lines_of(self, note_id: int, *, include_sensitive: bool = False) -> list[tuple[int, str]]:
         """The note's searchable lines as (file line number, text), sensitive ones only if asked."""
         (packed,) = self.db.execute("SELECT lines FROM notes WHERE id = ?", (note_id,)).fetchone() or (None,)
-        return [
-            (n, t) for n, t, private in self._all_lines(note_id, packed) if include_sensitive or not private
-        ]
-
-    def _all_lines(self, note_id: int, packed: bytes | None) -> list[tuple[int, str, bool]]:
-        observed = self.db.execute(
-            "SELECT line, text, sensitive FROM observations WHERE note_id = ?", (note_id,)
-        )
-        return sorted([*unpack_lines(packed), *((n, t, bool(p)) for n, t, p in observed)])
+        return [(n, t) for n, t, private in unpack_lines(packed) if include_sensitive or not private]
 
     def superseded_by(self, row: Row, now: float) -> list[str]:
         """Permalinks of current notes in the same scope that say they replace this one."""
@@ -582,7 +572,14 @@ class Index:
             return total, {}
         marks = ",".join("?" * len(terms))
         rows = self.db.execute(f"SELECT term, doc FROM notes_vocab WHERE term IN ({marks})", terms).fetchall()
-        return total, dict(rows)
+        df = dict(rows)
+        for term in terms:
+            if len(term) == 1 and tokenize.is_cjk(term):
+                # A character is spread over every bigram it starts: count the notes, not a token.
+                df[term] = self.db.execute(
+                    "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (f'"{term}"*',)
+                ).fetchone()[0]
+        return total, df
 
     def relations_of(self, note_id: int) -> list[tuple[str, str, str | None]]:
         """Outgoing relations: (type, target, resolved permalink or None), in file order."""
@@ -637,8 +634,9 @@ def unpack_lines(packed: bytes | None) -> list[tuple[int, str, bool]]:
 
 
 def prefix_terms(terms: Sequence[str]) -> frozenset[str]:
-    """The query terms that also match longer words: ASCII words of three letters or more."""
-    return frozenset(t for t in terms if t.isascii() and len(t) >= 3)
+    """The query terms that also match longer tokens: ASCII words of three letters or more, and
+    single CJK characters (indexed as the first half of a bigram, see ``cairn.tokenize``)."""
+    return frozenset(t for t in terms if (t.isascii() and len(t) >= 3) or (len(t) == 1 and tokenize.is_cjk(t)))
 
 
 def match_expression(query: str) -> str | None:

@@ -70,7 +70,9 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
 
 def _tf(counts: Counter[str], term: str, query: Query) -> int:
     tf = counts.get(term, 0)
-    if not tf and term in query.prefixes:
+    # An English word falls back to longer words only when it is not there itself; a CJK
+    # character is always counted through the bigrams it starts (see ``cairn.tokenize``).
+    if term in query.prefixes and (not tf or len(term) == 1):
         tf = sum(n for token, n in counts.items() if token.startswith(term))
     return tf
 

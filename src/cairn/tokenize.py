@@ -8,8 +8,10 @@ Unicode letters and digits only (``token.isalnum()``), so ``unicode61`` keeps it
   dropped outside CJK, so ``é`` -> ``e`` and Greek or Arabic accents fold too (``unicode61``
   would otherwise split a word at each mark).
 - Runs of non-CJK letters and digits are words: ``gpt-4o`` -> ``gpt``, ``4o``.
-- CJK runs (Han, kana, Hangul) give every unigram and every adjacent bigram, so a query for
-  ``数据结构`` (bigrams ``数据 据结 结构``) finds ``数据结构课`` with no dictionary.
+- CJK runs (Han, kana, Hangul) give every adjacent bigram and the run's last character, so a
+  query for ``数据结构`` (bigrams ``数据 据结 结构``) finds ``数据结构课`` with no dictionary.
+  Every character of a run starts exactly one token, so a one-character query is a prefix
+  query (``课*``); storing every unigram as well would make the index a third larger for them.
 """
 
 from __future__ import annotations
@@ -62,24 +64,19 @@ def tokens(text: str, *, stem: bool = False) -> list[str]:
         stem: apply :func:`stem` to ASCII words (use the same setting when querying).
 
     Returns:
-        Words (lower case, diacritics removed) and, for CJK runs, each unigram followed by the
-        bigram that starts at it. Every token satisfies ``token.isalnum()``.
+        Words (lower case, diacritics removed) and, for CJK runs, the bigram that starts at
+        each character, the last character standing alone. Every token satisfies
+        ``token.isalnum()``.
     """
     out: list[str] = []
     for kind, run in _runs(text):
         if kind == "cjk":
-            out += _unigrams_and_bigrams(run)
+            # map() keeps the per-character work in C: this is the indexing hot path.
+            out += map(operator.add, run, run[1:])
+            out.append(run[-1])
         else:
             out.append(_stem(run) if stem else run)
     return out
-
-
-def _unigrams_and_bigrams(run: str) -> list[str]:
-    # Slice assignment and map() keep the per-character work in C: this is the indexing hot path.
-    merged: list[str] = [""] * (2 * len(run) - 1)
-    merged[0::2] = run
-    merged[1::2] = map(operator.add, run, run[1:])
-    return merged
 
 
 def index_text(text: str, *, stem: bool = False) -> str:
