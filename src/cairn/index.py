@@ -1,7 +1,9 @@
 """The SQLite index: a cache of the vault that can be deleted and rebuilt at any time.
 
 FTS5 cannot call a Python tokenizer through ``sqlite3``, so text is tokenized by
-``cairn.tokenize`` and stored as space-separated tokens that FTS5's ``unicode61`` keeps whole.
+``cairn.tokenize`` and stored as space-separated tokens.
+Tokens are made of letters and digits only, already folded, so FTS5's ``ascii`` tokenizer
+(which splits only at ASCII spaces and punctuation) keeps each whole, and does so fastest.
 The FTS table is contentless (it holds no copy of the tokens); deleting a row replays the same
 tokens, recomputed from the note's searchable lines, which ``notes.lines`` keeps compressed for
 that, for snippets and for ranking lines within a note.
@@ -11,9 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import unicodedata
-import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,11 +21,10 @@ from typing import Any
 
 from . import lifecycle, tokenize
 from .errors import InvalidInput
-from .models import Note
-from .vault import iso_to_ts
+from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"8/stem={int(tokenize.STEM_ENGLISH)}"
+SCHEMA_VERSION = f"9/stem={int(tokenize.STEM_ENGLISH)}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -82,7 +81,7 @@ CREATE TABLE relations (
 CREATE INDEX relations_note ON relations (note_id);
 CREATE INDEX relations_target ON relations (target_key);
 CREATE VIRTUAL TABLE notes_fts USING fts5 (
-    title, permalink, tags, body, private, content='', tokenize='unicode61 remove_diacritics 0'
+    title, permalink, tags, body, private, content='', tokenize='ascii'
 );
 CREATE VIRTUAL TABLE notes_vocab USING fts5vocab (notes_fts, 'row');
 """
@@ -99,11 +98,6 @@ _RESOLVED = (
     " AND t.error IS NULL ORDER BY t.path LIMIT 1), (SELECT t.permalink FROM notes t WHERE t.scope = n.scope"
     " AND t.permalink = r.target AND t.error IS NULL ORDER BY t.path LIMIT 1))"
 )  # columns in _NOTE_COLUMNS; a query's own columns follow them
-
-
-def key(text: str) -> str:
-    """Case- and width-insensitive form of a title, tag or relation target, for matching."""
-    return unicodedata.normalize("NFKC", text).casefold().strip()
 
 
 @dataclass(frozen=True)
@@ -314,93 +308,17 @@ class Index:
             p: (s, m, h) for p, s, m, h in self.db.execute("SELECT path, size, mtime_ns, hash FROM notes")
         }
 
-    def upsert(
-        self,
-        note: Note,
-        *,
-        folder: str,
-        size: int,
-        mtime_ns: int,
-        lines: Sequence[tuple[int, str, bool]],
-        expires_ts: float | None = None,
-    ) -> None:
-        self.remove(note.path)
-        know = lifecycle.knowledge(note.frontmatter)
-        observed = {o.line: o for o in note.observations}
-        cur = self.db.execute(
-            "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
-            " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
-            " claim_key, claim_value, lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                note.path,
-                note.scope,
-                folder,
-                size,
-                mtime_ns,
-                note.version,
-                note.permalink,
-                note.title,
-                key(note.title),
-                note.type,
-                json.dumps(list(note.tags), ensure_ascii=False),
-                note.created,
-                note.modified,
-                iso_to_ts(note.created),
-                iso_to_ts(note.modified),
-                note.origin,
-                note.sensitivity,
-                json.dumps(note.frontmatter, ensure_ascii=False, default=str),
-                expires_ts,
-                know.claim_key if know else None,
-                know.claim_value if know else None,
-                pack_lines(lines),
-            ),
-        )
-        note_id = cur.lastrowid
-        self.db.executemany(
-            "INSERT INTO supersedes VALUES (?, ?)",
-            [(note_id, t) for t in lifecycle.supersedes(note.frontmatter)],
-        )
-        self.db.executemany(
-            "INSERT INTO note_tags VALUES (?, ?)", [(note_id, key(t)) for t in dict.fromkeys(note.tags)]
-        )
-        self.db.executemany(
-            "INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    note_id,
-                    number,
-                    observed[number].category,
-                    json.dumps(list(observed[number].tags), ensure_ascii=False)
-                    if observed[number].tags
-                    else None,
-                    observed[number].context,
-                    int(private),
-                )
-                for number, _text, private in lines
-                if number in observed
-            ],
-        )
-        self.db.executemany(
-            "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (note_id, r.line, r.type, r.target, key(r.target), int(r.inline), r.context)
-                for r in note.relations
-            ],
-        )
-        self.db.execute(
-            "INSERT INTO notes_fts (rowid, title, permalink, tags, body, private) VALUES (?, ?, ?, ?, ?, ?)",
-            (note_id, *_fts_values(note.title, note.permalink, note.tags, lines, know)),
-        )
+    def insert(self, record: NoteRecord) -> None:
+        """Put one file's rows in place of whatever the index held for its path."""
+        with self.batch() as batch:
+            batch.insert(record)
 
-    def mark_damaged(
-        self, path: str, scope: str, folder: str, size: int, mtime_ns: int, hash_: str, error: str
-    ) -> None:
-        self.remove(path)
-        self.db.execute(
-            "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (path, scope, folder, size, mtime_ns, hash_, error),
-        )
+    @contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """Insert many files (distinct paths), each table's rows written in batches."""
+        batch = Batch(self.db, self.remove)
+        yield batch
+        batch.flush()
 
     def touch(self, path: str, size: int, mtime_ns: int) -> None:
         self.db.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
@@ -415,9 +333,7 @@ class Index:
         if error is None:
             # Contentless FTS5 forgets a row only when given back exactly the tokens it indexed.
             know = lifecycle.knowledge(json.loads(front or "{}"))
-            values = _fts_values(
-                title, permalink, tuple(json.loads(tags or "[]")), unpack_lines(packed), know
-            )
+            values = fts_values(title, permalink, tuple(json.loads(tags or "[]")), unpack_lines(packed), know)
             self.db.execute(
                 "INSERT INTO notes_fts (notes_fts, rowid, title, permalink, tags, body, private)"
                 " VALUES ('delete', ?, ?, ?, ?, ?, ?)",
@@ -602,35 +518,58 @@ class Index:
         return [Row.from_sql(r) for r in self.db.execute(sql, params)]
 
 
-def _fts_values(
-    title: str,
-    permalink: str,
-    tags: Sequence[str],
-    lines: Sequence[tuple[int, str, bool]],
-    know: lifecycle.Knowledge | None,
-) -> tuple[str, str, str, str, str]:
-    body = [text for _, text, private in lines if not private]
-    if know:
-        body.append(know.text())
-    stem = tokenize.STEM_ENGLISH
-    return (
-        tokenize.index_text(title, stem=stem),
-        tokenize.index_text(permalink, stem=stem),
-        tokenize.index_text(" ".join(tags), stem=stem),
-        tokenize.index_text("\n".join(body), stem=stem),
-        tokenize.index_text("\n".join(text for _, text, private in lines if private), stem=stem),
-    )
+class Batch:
+    """Rows of many files on their way into the index: the notes row at once (its id is needed),
+    the rest of each table in one ``executemany`` per few hundred files."""
 
+    SIZE = 256  # files per flush
 
-def pack_lines(lines: Sequence[tuple[int, str, bool]]) -> bytes:
-    """A note's searchable lines, compressed: kept once, for snippets, ranking and FTS deletes."""
-    return zlib.compress(json.dumps([[n, t, int(p)] for n, t, p in lines], ensure_ascii=False).encode(), 6)
+    def __init__(self, db: sqlite3.Connection, remove: Callable[[str], None]) -> None:
+        self.db = db
+        self.remove = remove
+        self.files = 0
+        self.supersedes: list[tuple[object, ...]] = []
+        self.tags: list[tuple[object, ...]] = []
+        self.observations: list[tuple[object, ...]] = []
+        self.relations: list[tuple[object, ...]] = []
+        self.fts: list[tuple[object, ...]] = []
 
+    def insert(self, record: NoteRecord) -> None:
+        self.remove(record.path)
+        head = (record.path, record.scope, record.folder, record.size, record.mtime_ns, record.digest)
+        if record.error is not None:
+            self.db.execute(
+                "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*head, record.error),
+            )
+            return
+        note_id = self.db.execute(
+            "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
+            " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
+            " claim_key, claim_value, lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*head, *record.columns),
+        ).lastrowid
+        self.supersedes += [(note_id, t) for t in record.supersedes]
+        self.tags += [(note_id, t) for t in record.tags]
+        self.observations += [(note_id, *o) for o in record.observations]
+        self.relations += [(note_id, *r) for r in record.relations]
+        self.fts.append((note_id, *record.fts))
+        self.files += 1
+        if self.files >= self.SIZE:
+            self.flush()
 
-def unpack_lines(packed: bytes | None) -> list[tuple[int, str, bool]]:
-    if not packed:
-        return []
-    return [(n, t, bool(p)) for n, t, p in json.loads(zlib.decompress(packed))]
+    def flush(self) -> None:
+        for sql, rows in (
+            ("INSERT INTO supersedes VALUES (?, ?)", self.supersedes),
+            ("INSERT INTO note_tags VALUES (?, ?)", self.tags),
+            ("INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?)", self.observations),
+            ("INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)", self.relations),
+            ("INSERT INTO notes_fts (rowid, title, permalink, tags, body, private) VALUES (?, ?, ?, ?, ?, ?)", self.fts),
+        ):
+            if rows:
+                self.db.executemany(sql, rows)
+                rows.clear()
+        self.files = 0
 
 
 def prefix_terms(terms: Sequence[str]) -> frozenset[str]:

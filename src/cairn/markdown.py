@@ -69,6 +69,7 @@ _LINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _TAG = re.compile(r"(?<!\S)#([^\s#(),]++)(?!#)")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"(#{1,6})(?:[ \t]+(.*?))?[ \t]*")
+_TITLE = re.compile(r"#[ \t]+(.+)")
 _CHECKBOX = {" ", "x", "X"}
 _MISSING = object()
 
@@ -117,8 +118,14 @@ def _split(text: str) -> tuple[str, list[str], int | None]:
     raise DamagedNote("front matter opened with '---' on line 1 is never closed: add a '---' line after it")
 
 
-def _outside_fences(lines: Sequence[str], start: int) -> Iterator[tuple[int, str]]:
-    """Yield (index, content) of lines from ``start`` that are not inside fenced code blocks."""
+def _outside_fences(lines: Sequence[str], start: int, *, fenced: bool = True) -> Iterator[tuple[int, str]]:
+    """Yield (index, content) of lines from ``start`` that are not inside fenced code blocks.
+
+    ``fenced=False`` says the text holds no fence marker at all, so every line is outside.
+    """
+    if not fenced:
+        yield from enumerate(map(_content, lines[start:]), start)
+        return
     fence = ""
     for i in range(start, len(lines)):
         content = _content(lines[i])
@@ -225,16 +232,19 @@ def parse(text: str) -> Document:
     explicit: list[Relation] = []
     links: dict[str, Relation] = {}
     title: str | None = None
-    for i, content in _outside_fences(lines, start):
-        if title is None and (m := re.fullmatch(r"#[ \t]+(.+)", content)):
+    # Cheap tests on each line decide which parsers run at all: this loop is most of a reindex.
+    for i, content in _outside_fences(lines, start, fenced="```" in text or "~~~" in text):
+        if title is None and content.startswith("#") and (m := _TITLE.fullmatch(content)):
             title = m.group(1).strip()
-        if obs := parse_observation(content):
-            observations.append(Observation(obs.category, obs.content, obs.tags, obs.context, i + 1))
-        elif rel := parse_relation(content):
-            explicit.append(Relation(rel.type, rel.target, rel.context, i + 1, rel.inline))
-            continue
-        for target in _link_targets(content):
-            links.setdefault(target, Relation("links_to", target, line=i + 1, inline=True))
+        if content.lstrip(" \t")[:1] in ("-", "*"):
+            if obs := parse_observation(content):
+                observations.append(Observation(obs.category, obs.content, obs.tags, obs.context, i + 1))
+            elif rel := parse_relation(content):
+                explicit.append(Relation(rel.type, rel.target, rel.context, i + 1, rel.inline))
+                continue
+        if "[[" in content:
+            for target in _link_targets(content):
+                links.setdefault(target, Relation("links_to", target, line=i + 1, inline=True))
     return Document(
         text=text,
         frontmatter=frontmatter,
@@ -467,8 +477,12 @@ def parse_observation(line: str) -> Observation | None:
     if not m or m.group(1) in _CHECKBOX or not m.group(1).strip():
         return None
     rest, context = _split_context(m.group(2))
-    tags = tuple(dict.fromkeys(_TAG.findall(rest)))
-    content = " ".join(_TAG.sub(" ", rest).split())
+    if "#" in rest:
+        tags = tuple(dict.fromkeys(_TAG.findall(rest)))
+        rest = _TAG.sub(" ", rest)
+    else:
+        tags = ()
+    content = " ".join(rest.split())
     if not content:
         return None
     return Observation(m.group(1).strip(), content, tags, context)

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import lifecycle, markdown, ranking, snapshot, tokenize
+from . import lifecycle, markdown, ranking, records, snapshot, tokenize
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
 from .index import Filters, Index, Row, match_expression, prefix_terms
 from .models import (
@@ -37,12 +37,11 @@ from .models import (
     Related,
     Relation,
 )
-from .notefile import body_lines, folder_of, load_note, split_path
+from .notefile import load_note
 from .vault import (
     FileStat,
     VaultConfig,
     atomic_write,
-    content_hash,
     folder_scope,
     load_config,
     make_permalink,
@@ -766,23 +765,21 @@ class Memory:
         if not changed and not removed:
             return RefreshReport(scanned=len(stats), unchanged=unchanged)
         added = updated = 0
-        with self._index.transaction():
-            for done, st in enumerate(changed, 1):
+        work = [(st, _trusted_mtime(st)) for st in changed]
+        with self._index.transaction(), self._index.batch() as batch:
+            for done, record in enumerate(records.read_records(self.vault, work, self.tz), 1):
+                st = changed[done - 1]
                 known = self._known.get(st.path)
-                try:
-                    data = (self.vault / st.path).read_bytes()
-                except (FileNotFoundError, IsADirectoryError):
+                if record is None:  # gone since the scan
                     removed.append(st.path)
                     continue
-                digest = content_hash(data)
-                mtime = _trusted_mtime(st)
-                if known and known[2] == digest:
-                    self._index.touch(st.path, st.size, mtime)
+                if known and known[2] == record.digest:
+                    self._index.touch(st.path, st.size, record.mtime_ns)
                     unchanged += 1
                 else:
-                    self._index_file(st, data, digest, mtime)
+                    batch.insert(record)
                     added, updated = (added + 1, updated) if known is None else (added, updated + 1)
-                self._known[st.path] = (st.size, mtime, digest)
+                self._known[st.path] = (st.size, record.mtime_ns, record.digest)
                 if progress:
                     progress(done, len(changed))
             for path in removed:
@@ -809,22 +806,6 @@ class Memory:
                 stats.append(FileStat(path, st.st_size, st.st_mtime_ns))
         return stats, removed
 
-    def _index_file(self, st: FileStat, data: bytes, digest: str, mtime: int) -> None:
-        try:
-            note = load_note(st.path, data, mtime_ns=st.mtime_ns, tz=self.tz)
-        except DamagedNote as exc:
-            scope, folder = split_path(st.path)
-            self._index.mark_damaged(st.path, scope, folder, st.size, mtime, digest, exc.message)
-            return
-        self._index.upsert(
-            note,
-            folder=folder_of(st.path),
-            size=st.size,
-            mtime_ns=mtime,
-            lines=body_lines(note),
-            expires_ts=lifecycle.expires_at(note.frontmatter, self.tz),
-        )
-
     def _load(self, rel: str) -> Note:
         try:
             data = (self.vault / rel).read_bytes()
@@ -838,11 +819,12 @@ class Memory:
         atomic_write(self.vault / rel, data)
         st = os.stat(self.vault / rel)
         stat = FileStat(rel, st.st_size, st.st_mtime_ns)
-        digest = content_hash(data)
-        mtime = _trusted_mtime(stat)
+        record = records.note_record(
+            rel, data, size=stat.size, mtime_ns=stat.mtime_ns, kept_mtime=_trusted_mtime(stat), tz=self.tz
+        )
         with self._index.transaction():
-            self._index_file(stat, data, digest, mtime)
-        self._known[rel] = (stat.size, mtime, digest)
+            self._index.insert(record)
+        self._known[rel] = (stat.size, record.mtime_ns, record.digest)
         return load_note(rel, data, mtime_ns=st.st_mtime_ns, tz=self.tz)
 
     def _stamp(self, text: str) -> str:

@@ -1,0 +1,191 @@
+"""A note file turned into the rows the index stores.
+
+Everything here is pure (bytes in, rows out), so that a large refresh can run it in worker
+processes while the main process writes to SQLite: parsing and tokenizing are most of the cost
+of indexing, and SQLite takes one writer.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import threading
+import unicodedata
+import zlib
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import tzinfo
+from pathlib import Path
+
+from . import lifecycle, tokenize
+from .errors import DamagedNote
+from .notefile import body_lines, load_note, split_path
+from .vault import FileStat, content_hash, iso_to_ts
+
+# Below this many files the worker processes cost more to start than they save.
+PARALLEL_AFTER = 400
+_CHUNK = 100  # files per task sent to a worker
+
+
+def key(text: str) -> str:
+    """Case- and width-insensitive form of a title, tag or relation target, for matching."""
+    return unicodedata.normalize("NFKC", text).casefold().strip()
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRecord:
+    """One file as index rows. ``error`` is set, and the rest empty, for a damaged file."""
+
+    path: str
+    scope: str
+    folder: str
+    size: int
+    mtime_ns: int  # as the index remembers it (see ``Memory``: -1 for a file still settling)
+    digest: str
+    error: str | None = None
+    # notes columns from permalink to lines, in table order
+    columns: tuple[object, ...] = ()
+    tags: tuple[str, ...] = ()  # keys, distinct
+    supersedes: tuple[str, ...] = ()
+    observations: tuple[tuple[object, ...], ...] = ()  # (line, category, tags json, context, sensitive)
+    relations: tuple[tuple[object, ...], ...] = ()  # (line, type, target, target key, inline, context)
+    fts: tuple[str, str, str, str, str] = ("", "", "", "", "")
+
+
+def note_record(path: str, data: bytes, *, size: int, mtime_ns: int, kept_mtime: int, tz: tzinfo) -> NoteRecord:
+    """Parse ``data`` (the file at vault-relative ``path``) into its index rows.
+
+    ``mtime_ns`` is the file's own mtime (it dates a note without ``created``); ``kept_mtime``
+    is what the index remembers.
+    """
+    digest = content_hash(data)
+    scope, folder = split_path(path)
+    try:
+        note = load_note(path, data, mtime_ns=mtime_ns, tz=tz)
+    except DamagedNote as exc:
+        return NoteRecord(path, scope, folder, size, kept_mtime, digest, error=exc.message)
+    lines = body_lines(note)
+    front = note.frontmatter
+    know = lifecycle.knowledge(front)
+    observed = {o.line: o for o in note.observations}
+    columns = (
+        note.permalink,
+        note.title,
+        key(note.title),
+        note.type,
+        json.dumps(list(note.tags), ensure_ascii=False),
+        note.created,
+        note.modified,
+        iso_to_ts(note.created),
+        iso_to_ts(note.modified),
+        note.origin,
+        note.sensitivity,
+        json.dumps(front, ensure_ascii=False, default=str),
+        lifecycle.expires_at(front, tz),
+        know.claim_key if know else None,
+        know.claim_value if know else None,
+        pack_lines(lines),
+    )
+    observations = tuple(
+        (
+            number,
+            observed[number].category,
+            json.dumps(list(observed[number].tags), ensure_ascii=False) if observed[number].tags else None,
+            observed[number].context,
+            int(private),
+        )
+        for number, _text, private in lines
+        if number in observed
+    )
+    relations = tuple(
+        (r.line, r.type, r.target, key(r.target), int(r.inline), r.context) for r in note.relations
+    )
+    return NoteRecord(
+        path,
+        scope,
+        folder,
+        size,
+        kept_mtime,
+        digest,
+        columns=columns,
+        tags=tuple(dict.fromkeys(key(t) for t in note.tags)),
+        supersedes=lifecycle.supersedes(front),
+        observations=observations,
+        relations=relations,
+        fts=fts_values(note.title, note.permalink, note.tags, lines, know),
+    )
+
+
+def fts_values(
+    title: str,
+    permalink: str,
+    tags: Sequence[str],
+    lines: Sequence[tuple[int, str, bool]],
+    know: lifecycle.Knowledge | None,
+) -> tuple[str, str, str, str, str]:
+    """The tokens of each FTS column: title, permalink, tags, body, private (sensitive lines)."""
+    body = [text for _, text, private in lines if not private]
+    if know:
+        body.append(know.text())
+    stem = tokenize.STEM_ENGLISH
+    return (
+        tokenize.index_text(title, stem=stem),
+        tokenize.index_text(permalink, stem=stem),
+        tokenize.index_text(" ".join(tags), stem=stem),
+        tokenize.index_text("\n".join(body), stem=stem),
+        tokenize.index_text("\n".join(text for _, text, private in lines if private), stem=stem),
+    )
+
+
+def pack_lines(lines: Sequence[tuple[int, str, bool]]) -> bytes:
+    """A note's searchable lines, compressed: kept once, for snippets, ranking and FTS deletes."""
+    return zlib.compress(json.dumps([[n, t, int(p)] for n, t, p in lines], ensure_ascii=False).encode(), 6)
+
+
+def unpack_lines(packed: bytes | None) -> list[tuple[int, str, bool]]:
+    if not packed:
+        return []
+    return [(n, t, bool(p)) for n, t, p in json.loads(zlib.decompress(packed))]
+
+
+# -- many files at once ---------------------------------------------------------------------------
+
+ReadResult = NoteRecord | None  # None: the file went away before it could be read
+
+
+def read_record(vault: Path, st: FileStat, kept_mtime: int, tz: tzinfo) -> ReadResult:
+    try:
+        data = (vault / st.path).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    return note_record(st.path, data, size=st.size, mtime_ns=st.mtime_ns, kept_mtime=kept_mtime, tz=tz)
+
+
+def _read_chunk(vault: Path, chunk: Sequence[tuple[FileStat, int]], tz: tzinfo) -> list[ReadResult]:
+    return [read_record(vault, st, kept, tz) for st, kept in chunk]
+
+
+def read_records(vault: Path, work: Sequence[tuple[FileStat, int]], tz: tzinfo) -> Iterator[ReadResult]:
+    """``read_record`` for each (stat, kept mtime), in order.
+
+    Many files are read in forked worker processes, one per CPU: forked, because spawned ones
+    would re-run the caller's main script. A process that runs other threads is never forked
+    (a lock another thread holds would stay locked in the child); it reads the files itself.
+    """
+    workers = min(os.cpu_count() or 1, 4)
+    forkable = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    if len(work) < PARALLEL_AFTER or workers < 2 or not forkable:
+        for st, kept in work:
+            yield read_record(vault, st, kept, tz)
+        return
+    chunks = [work[i : i + _CHUNK] for i in range(0, len(work), _CHUNK)]
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    except OSError:  # no way to start processes here: do the work in line
+        yield from _read_chunk(vault, work, tz)
+        return
+    with pool:
+        for results in pool.map(_read_chunk, [vault] * len(chunks), chunks, [tz] * len(chunks)):
+            yield from results

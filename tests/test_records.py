@@ -1,0 +1,93 @@
+"""Files into index rows: the same index whether the files are read here or in worker processes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cairn import Memory, records
+
+
+def _fill(vault: Path, n: int) -> None:
+    folder = vault / "user" / "notes"
+    folder.mkdir(parents=True)
+    for i in range(n):
+        body = "\n".join(
+            [
+                "---",
+                f"title: 笔记 {i} note",
+                f"permalink: note-{i:03d}",
+                f"tags: [t{i % 3}, 标签]",
+                "---",
+                "",
+                "## Observations",
+                f"- [fact] 第 {i} 条记录 about deployment number{i} #tag{i % 4}",
+                f"- [idea] 相关想法 {i * 7} (上下文 {i})",
+                "",
+                "## Relations",
+                f"- relates_to [[笔记 {(i + 1) % n} note]]",
+            ]
+        )
+        (folder / f"n{i:03d}.md").write_text(body + "\n", encoding="utf-8")
+    (folder / "broken.md").write_text("---\ntitle: [unclosed\n---\n", encoding="utf-8")
+
+
+def _dump(index_path: str) -> dict[str, list[tuple]]:
+    db = sqlite3.connect(index_path)
+    tables = {
+        "notes": "SELECT path, permalink, title, tags, error, lines FROM notes ORDER BY path",
+        "tags": "SELECT n.path, t.tag FROM note_tags t JOIN notes n ON n.id = t.note_id ORDER BY 1, 2",
+        "obs": "SELECT n.path, o.line, o.category, o.tags, o.context FROM observations o"
+        " JOIN notes n ON n.id = o.note_id ORDER BY 1, 2",
+        "rels": "SELECT n.path, r.line, r.type, r.target FROM relations r JOIN notes n ON n.id = r.note_id ORDER BY 1, 2, 4",
+        "vocab": "SELECT term, doc, cnt FROM notes_vocab ORDER BY term",
+    }
+    out = {name: db.execute(sql).fetchall() for name, sql in tables.items()}
+    db.close()
+    return out
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="worker processes are used only with two or more CPUs")
+def test_worker_processes_build_the_same_index_as_one_process(
+    vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(vault, 60)
+    with Memory.open(vault, home=isolated_home, watch=False) as mem:
+        monkeypatch.setattr(records, "PARALLEL_AFTER", 10**9)
+        serial_report = mem.reindex()
+        serial = _dump(mem.status()["index"])
+        serial_hits = [
+            (h.permalink, h.line) for h in mem.search("deployment 记录", limit=20, granularity="line")
+        ]
+
+        forked: list[int] = []
+        real_pool = records.ProcessPoolExecutor
+
+        def counting_pool(*args, **kwargs):
+            forked.append(1)
+            return real_pool(*args, **kwargs)
+
+        monkeypatch.setattr(records, "PARALLEL_AFTER", 10)
+        monkeypatch.setattr(records, "ProcessPoolExecutor", counting_pool)
+        parallel_report = mem.reindex()
+        parallel = _dump(mem.status()["index"])
+        parallel_hits = [
+            (h.permalink, h.line) for h in mem.search("deployment 记录", limit=20, granularity="line")
+        ]
+
+    assert forked, "the parallel path was not taken"
+    assert parallel_report == serial_report
+    assert parallel_report.added == 61 and [d.path for d in parallel_report.damaged] == [
+        "user/notes/broken.md"
+    ]
+    assert parallel == serial
+    assert parallel_hits == serial_hits and len(serial_hits) == 20
+
+
+def test_a_file_that_vanishes_before_it_is_read_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "user").mkdir()
+    st = records.FileStat("user/gone.md", 10, 1)
+    assert records.read_record(tmp_path, st, 1, None) is None  # type: ignore[arg-type]
