@@ -153,11 +153,17 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _NOT_SIMPLE = re.compile("[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]")
 
 
+# YAML reads a plain scalar as anything but a string only through a resolver filed under its
+# first character: a scalar starting with any other character is a string.
+_RESOLVED_FIRST = frozenset(k for k in _Loader.yaml_implicit_resolvers if k is not None)
+assert None not in _Loader.yaml_implicit_resolvers  # a catch-all resolver would void the shortcut
+
+
 def _plain_string(raw: str) -> str | None:
     """``raw`` if YAML would read it as exactly that string, else None (then YAML decides)."""
     if not raw or not _PLAIN_START.match(raw) or ": " in raw or " #" in raw or raw.endswith(":"):
         return None
-    if _Loader.resolve(_Loader, yaml.ScalarNode, raw, (True, False)) != _STR_TAG:  # type: ignore[arg-type]
+    if raw[0] in _RESOLVED_FIRST and _Loader.resolve(_Loader, yaml.ScalarNode, raw, (True, False)) != _STR_TAG:  # type: ignore[arg-type]
         return None  # numbers, booleans, null: leave them to YAML's own constructors
     return raw
 
@@ -237,8 +243,8 @@ def parse(text: str) -> Document:
         if title is None and content.startswith("#") and (m := _TITLE.fullmatch(content)):
             title = m.group(1).strip()
         if content.lstrip(" \t")[:1] in ("-", "*"):
-            if obs := parse_observation(content):
-                observations.append(Observation(obs.category, obs.content, obs.tags, obs.context, i + 1))
+            if obs := _observation(content, i + 1):
+                observations.append(obs)
             elif rel := parse_relation(content):
                 explicit.append(Relation(rel.type, rel.target, rel.context, i + 1, rel.inline))
                 continue
@@ -473,7 +479,11 @@ def parse_observation(line: str) -> Observation | None:
 
     Checkbox items, ``[text](url)`` links and bare ``[[wikilink]]`` items are not observations.
     """
-    m = _OBS.fullmatch(_content(line))
+    return _observation(_content(line))
+
+
+def _observation(content: str, line: int = 0) -> Observation | None:
+    m = _OBS.fullmatch(content)
     if not m or m.group(1) in _CHECKBOX or not m.group(1).strip():
         return None
     rest, context = _split_context(m.group(2))
@@ -485,7 +495,7 @@ def parse_observation(line: str) -> Observation | None:
     content = " ".join(rest.split())
     if not content:
         return None
-    return Observation(m.group(1).strip(), content, tags, context)
+    return Observation(m.group(1).strip(), content, tags, context, line)
 
 
 def _target(inner: str) -> str:

@@ -23,7 +23,7 @@ def decode(path: str, data: bytes) -> str:
 
 def split_path(path: str) -> tuple[str, str]:
     """``agent-x/courses/ds.md`` -> (``agent:x``, ``courses``)."""
-    parts = PurePosixPath(path).parts
+    parts = [part for part in path.split("/") if part not in ("", ".")]  # PurePosixPath(path).parts, faster
     scope = folder_scope(parts[0]) if parts else None
     if scope is None:
         raise DamagedNote(f"{path}: not inside a scope folder")

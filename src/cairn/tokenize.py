@@ -69,13 +69,14 @@ def tokens(text: str, *, stem: bool = False) -> list[str]:
         ``token.isalnum()``.
     """
     out: list[str] = []
-    for kind, run in _runs(text):
-        if kind == "cjk":
-            # map() keeps the per-character work in C: this is the indexing hot path.
+    # _runs() inlined, and map() for the per-character work: this is the indexing hot path.
+    for cjk, word in _RUN_RE.findall(_fold(text)):
+        if word:
+            out.append(_stem(word) if stem else word)
+            continue
+        for run in (cjk,) if cjk.isalnum() else filter(None, _NOT_ALNUM_RE.split(cjk)):
             out += map(operator.add, run, run[1:])
             out.append(run[-1])
-        else:
-            out.append(_stem(run) if stem else run)
     return out
 
 
