@@ -553,3 +553,71 @@ def test_no_traceback_on_bad_input_subprocess(env, args):
     assert proc.returncode >= 2, (proc.returncode, stderr)
     assert "Traceback" not in stderr
     assert stderr.startswith(("error: ", "Usage: ")), stderr
+
+
+# -- startup: what a command loads and how its values are converted ---------------------------
+
+# Only other commands need these: Typer's Pydantic coercion (cairn converts plain values itself),
+# yaml and the note parser (writes, changed files), the MCP SDK (serve), Rich (terminal tables),
+# the inotify watcher (serve).
+HEAVY = ("pydantic", "yaml", "cairn.markdown", "mcp", "rich", "cairn.watch")
+
+
+def _modules_after(code: str, env) -> set[str]:
+    script = f"import sys\n{code}\nprint(' '.join(sys.modules), file=sys.stderr)"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, env=_proc_env(env), timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return set(proc.stderr.decode().split())
+
+
+def _heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules if m in HEAVY or m.split(".")[0] in HEAVY}
+
+
+def test_import_and_search_stay_light(env):
+    note = ok_json("write", "数据结构课", "--obs", "[teacher] 邓俊辉")
+    old = (env.vault / note["path"]).stat().st_mtime - 3600
+    os.utime(env.vault / note["path"], (old, old))  # not "fresh": the next scan need not re-read it
+    ok("refresh")
+
+    imported = _modules_after("import cairn.cli", env)
+    assert not _heavy(imported) and "cairn.memory" not in imported, _heavy(imported)
+
+    searched = _modules_after(
+        "from cairn.cli import app\n"
+        "app(['search', '数据', '--json', '--limit', '5', '--tag', 'x', '--where', 'a>1'],"
+        " prog_name='cairn', standalone_mode=False)",
+        env,
+    )
+    assert not _heavy(searched), _heavy(searched)
+
+
+def test_plain_values_convert_as_typer_converts_them(tmp_path):
+    """The Pydantic-free conversion gives what Typer's own gives, or hands the value to Typer."""
+    import typer
+
+    group = get_command(app)
+    ctx = typer.Context(group, info_name="cairn")
+    values = [
+        None, "", "abc", "10", "0", "-1", "-0", "010", " 5", "+5", "1e3", "9" * 20, 10, 0, -3, 65536,
+        True, False, ("a", "b"), ["a"], (), ("a", 1), "rel/path", str(tmp_path), str(tmp_path / "none"),
+        b"bytes", "a\0b", "-",
+    ]  # fmt: skip
+
+    def outcome(runtime, param, value):
+        try:
+            result = runtime.coerce(value, param=param, ctx=ctx)
+        except Exception as exc:  # the error and its message must be the same
+            return ("error", type(exc), str(exc))
+        return ("ok", type(result), result)
+
+    checked = 0
+    for command in [group, *group.commands.values()]:
+        for param in command.get_params(ctx):
+            plain = param.get_runtime_param()
+            typers = type(param).get_runtime_param(param)
+            assert plain is not typers, (command.name, param.name)  # every parameter takes the plain path
+            for value in values:
+                assert outcome(plain, param, value) == outcome(typers, param, value), (param.name, value)
+                checked += 1
+    assert checked > 1000

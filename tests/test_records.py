@@ -64,21 +64,22 @@ def test_worker_processes_build_the_same_index_as_one_process(
         ]
 
         forked: list[int] = []
-        real_pool = records.ProcessPoolExecutor
+        real_pool = records._forked_pool
 
-        def counting_pool(*args, **kwargs):
-            forked.append(1)
-            return real_pool(*args, **kwargs)
+        def counting_pool(workers: int):
+            pool = real_pool(workers)
+            forked.append(pool is not None)
+            return pool
 
         monkeypatch.setattr(records, "PARALLEL_AFTER", 10)
-        monkeypatch.setattr(records, "ProcessPoolExecutor", counting_pool)
+        monkeypatch.setattr(records, "_forked_pool", counting_pool)
         parallel_report = mem.reindex()
         parallel = _dump(mem.status()["index"])
         parallel_hits = [
             (h.permalink, h.line) for h in mem.search("deployment 记录", limit=20, granularity="line")
         ]
 
-    assert forked, "the parallel path was not taken"
+    assert forked and all(forked), "the parallel path was not taken"
     assert parallel_report == serial_report
     assert parallel_report.added == 61 and [d.path for d in parallel_report.damaged] == [
         "user/notes/broken.md"

@@ -8,13 +8,12 @@ of indexing, and SQLite takes one writer.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import threading
 import unicodedata
 import zlib
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
@@ -175,17 +174,28 @@ def read_records(vault: Path, work: Sequence[tuple[FileStat, int]], tz: tzinfo) 
     (a lock another thread holds would stay locked in the child); it reads the files itself.
     """
     workers = min(os.cpu_count() or 1, 4)
-    forkable = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-    if len(work) < PARALLEL_AFTER or workers < 2 or not forkable:
+    if len(work) < PARALLEL_AFTER or workers < 2 or threading.active_count() > 1:
         for st, kept in work:
             yield read_record(vault, st, kept, tz)
         return
     chunks = [work[i : i + _CHUNK] for i in range(0, len(work), _CHUNK)]
-    try:
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-    except OSError:  # no way to start processes here: do the work in line
+    pool = _forked_pool(workers)
+    if pool is None:  # no fork here, or no way to start processes: do the work in line
         yield from _read_chunk(vault, work, tz)
         return
     with pool:
         for results in pool.map(_read_chunk, [vault] * len(chunks), chunks, [tz] * len(chunks)):
             yield from results
+
+
+def _forked_pool(workers: int) -> Executor | None:
+    # Imported here: a one-shot command that finds nothing changed should not pay for them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    try:
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    except OSError:
+        return None

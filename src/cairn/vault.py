@@ -7,14 +7,12 @@ import hashlib
 import os
 import re
 import secrets
-import tomllib
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import InvalidInput
 
@@ -134,6 +132,8 @@ def parse_timezone(value: str | None) -> tzinfo:
         return timezone(sign * timedelta(hours=int(match[2]), minutes=int(match[3])))
     if value.strip().upper() in ("UTC", "Z"):
         return UTC
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # imported here: rarely needed, ~10 ms at startup
+
     try:
         return ZoneInfo(value.strip())
     except (ZoneInfoNotFoundError, ValueError) as exc:
@@ -287,6 +287,8 @@ def load_config(vault: Path) -> VaultConfig:
     path = vault / "cairn.toml"
     if not path.exists():
         return VaultConfig()
+    import tomllib  # imported here: most vaults have no cairn.toml; it costs ~5-10 ms at startup
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
