@@ -38,7 +38,7 @@ def _fill(vault: Path, n: int) -> None:
 def _dump(index_path: str) -> dict[str, list[tuple]]:
     db = sqlite3.connect(index_path)
     tables = {
-        "notes": "SELECT path, permalink, title, tags, error, lines FROM notes ORDER BY path",
+        "notes": "SELECT path, permalink, title, tags, error, l.lines FROM notes n LEFT JOIN note_lines l ON l.note_id = n.id ORDER BY path",
         "tags": "SELECT n.path, t.tag FROM note_tags t JOIN notes n ON n.id = t.note_id ORDER BY 1, 2",
         "obs": "SELECT n.path, o.line, o.category, o.tags, o.context FROM observations o"
         " JOIN notes n ON n.id = o.note_id ORDER BY 1, 2",

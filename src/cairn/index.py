@@ -5,7 +5,7 @@ FTS5 cannot call a Python tokenizer through ``sqlite3``, so text is tokenized by
 Tokens are made of letters and digits only, already folded, so FTS5's ``ascii`` tokenizer
 (which splits only at ASCII spaces and punctuation) keeps each whole, and does so fastest.
 The FTS table is contentless (it holds no copy of the tokens); deleting a row replays the same
-tokens, recomputed from the note's searchable lines, which ``notes.lines`` keeps compressed for
+tokens, recomputed from the note's searchable lines, which ``note_lines`` keeps compressed for
 that, for snippets and for ranking lines within a note.
 """
 
@@ -24,7 +24,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"9/stem={int(tokenize.STEM_ENGLISH)}"
+SCHEMA_VERSION = f"10/stem={int(tokenize.STEM_ENGLISH)}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -54,9 +54,10 @@ CREATE TABLE notes (
     frontmatter TEXT,
     expires_ts REAL,
     claim_key TEXT,
-    claim_value TEXT,
-    lines BLOB
+    claim_value TEXT
 );
+-- Apart from notes, so that scanning notes (the freshness check reads every row) stays small.
+CREATE TABLE note_lines (note_id INTEGER PRIMARY KEY, lines BLOB NOT NULL);
 CREATE INDEX notes_claim ON notes (claim_key);
 CREATE TABLE supersedes (note_id INTEGER NOT NULL, target TEXT NOT NULL);
 CREATE INDEX supersedes_target ON supersedes (target);
@@ -69,7 +70,7 @@ CREATE INDEX notes_damaged ON notes (path) WHERE error IS NOT NULL;
 CREATE TABLE note_tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX note_tags_tag ON note_tags (tag, note_id);
 CREATE INDEX note_tags_note ON note_tags (note_id);
--- An observation's text is in notes.lines with the note's other lines (compressed, once).
+-- An observation's text is in note_lines with the note's other lines (compressed, once).
 CREATE TABLE observations (
     note_id INTEGER NOT NULL, line INTEGER NOT NULL, category TEXT NOT NULL, tags TEXT, context TEXT,
     sensitive INTEGER NOT NULL, PRIMARY KEY (note_id, line)
@@ -325,7 +326,9 @@ class Index:
 
     def remove(self, path: str) -> None:
         row = self.db.execute(
-            "SELECT id, title, permalink, tags, error, frontmatter, lines FROM notes WHERE path = ?", (path,)
+            "SELECT id, title, permalink, tags, error, frontmatter, (SELECT lines FROM note_lines WHERE note_id = id)"
+            " FROM notes WHERE path = ?",
+            (path,),
         ).fetchone()
         if row is None:
             return
@@ -339,7 +342,7 @@ class Index:
                 " VALUES ('delete', ?, ?, ?, ?, ?, ?)",
                 (note_id, *values),
             )
-        for table in ("note_tags", "observations", "relations", "supersedes"):
+        for table in ("note_tags", "observations", "relations", "supersedes", "note_lines"):
             self.db.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
         self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
 
@@ -455,7 +458,9 @@ class Index:
 
     def lines_of(self, note_id: int, *, include_sensitive: bool = False) -> list[tuple[int, str]]:
         """The note's searchable lines as (file line number, text), sensitive ones only if asked."""
-        (packed,) = self.db.execute("SELECT lines FROM notes WHERE id = ?", (note_id,)).fetchone() or (None,)
+        (packed,) = self.db.execute(
+            "SELECT lines FROM note_lines WHERE note_id = ?", (note_id,)
+        ).fetchone() or (None,)
         return [(n, t) for n, t, private in unpack_lines(packed) if include_sensitive or not private]
 
     def superseded_by(self, row: Row, now: float) -> list[str]:
@@ -546,9 +551,10 @@ class Batch:
         note_id = self.db.execute(
             "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
             " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
-            " claim_key, claim_value, lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " claim_key, claim_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*head, *record.columns),
         ).lastrowid
+        self.db.execute("INSERT INTO note_lines VALUES (?, ?)", (note_id, record.lines))
         self.supersedes += [(note_id, t) for t in record.supersedes]
         self.tags += [(note_id, t) for t in record.tags]
         self.observations += [(note_id, *o) for o in record.observations]
@@ -564,7 +570,10 @@ class Batch:
             ("INSERT INTO note_tags VALUES (?, ?)", self.tags),
             ("INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?)", self.observations),
             ("INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)", self.relations),
-            ("INSERT INTO notes_fts (rowid, title, permalink, tags, body, private) VALUES (?, ?, ?, ?, ?, ?)", self.fts),
+            (
+                "INSERT INTO notes_fts (rowid, title, permalink, tags, body, private) VALUES (?, ?, ?, ?, ?, ?)",
+                self.fts,
+            ),
         ):
             if rows:
                 self.db.executemany(sql, rows)
@@ -575,7 +584,9 @@ class Batch:
 def prefix_terms(terms: Sequence[str]) -> frozenset[str]:
     """The query terms that also match longer tokens: ASCII words of three letters or more, and
     single CJK characters (indexed as the first half of a bigram, see ``cairn.tokenize``)."""
-    return frozenset(t for t in terms if (t.isascii() and len(t) >= 3) or (len(t) == 1 and tokenize.is_cjk(t)))
+    return frozenset(
+        t for t in terms if (t.isascii() and len(t) >= 3) or (len(t) == 1 and tokenize.is_cjk(t))
+    )
 
 
 def match_expression(query: str) -> str | None:

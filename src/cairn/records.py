@@ -44,8 +44,9 @@ class NoteRecord:
     mtime_ns: int  # as the index remembers it (see ``Memory``: -1 for a file still settling)
     digest: str
     error: str | None = None
-    # notes columns from permalink to lines, in table order
+    # notes columns from permalink to claim_value, in table order
     columns: tuple[object, ...] = ()
+    lines: bytes = b""  # pack_lines() of the searchable lines
     tags: tuple[str, ...] = ()  # keys, distinct
     supersedes: tuple[str, ...] = ()
     observations: tuple[tuple[object, ...], ...] = ()  # (line, category, tags json, context, sensitive)
@@ -85,7 +86,6 @@ def note_record(path: str, data: bytes, *, size: int, mtime_ns: int, kept_mtime:
         lifecycle.expires_at(front, tz),
         know.claim_key if know else None,
         know.claim_value if know else None,
-        pack_lines(lines),
     )
     observations = tuple(
         (
@@ -109,6 +109,7 @@ def note_record(path: str, data: bytes, *, size: int, mtime_ns: int, kept_mtime:
         kept_mtime,
         digest,
         columns=columns,
+        lines=pack_lines(lines),
         tags=tuple(dict.fromkeys(key(t) for t in note.tags)),
         supersedes=lifecycle.supersedes(front),
         observations=observations,
