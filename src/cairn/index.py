@@ -437,17 +437,22 @@ class Index:
             ).fetchall()
             scores = dict(ranked)
             marks = ",".join("?" * len(scores))
-            rows = [
-                Row.from_sql(r)
-                for r in self.db.execute(
-                    f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.id IN ({marks}) AND {where}",
-                    [*scores, *params],
-                )
-            ]
-            rows.sort(key=lambda r: (scores[r.id], -(r.modified_ts or 0.0), r.permalink, r.path))
+            # Sort on the few columns the order needs; read whole rows only for those kept.
+            keys = self.db.execute(
+                f"SELECT n.id, n.modified_ts, n.permalink, n.path FROM notes n WHERE n.id IN ({marks}) AND {where}",
+                [*scores, *params],
+            ).fetchall()
+            keys.sort(key=lambda k: (scores[k[0]], -(k[1] or 0.0), k[2], k[3]))
             exhausted = len(ranked) <= window
-            if exhausted or (len(rows) >= limit and scores[rows[limit - 1].id] < ranked[-1][1]):
-                return [(r, -scores[r.id]) for r in rows[:limit]]
+            if exhausted or (len(keys) >= limit and scores[keys[limit - 1][0]] < ranked[-1][1]):
+                kept = [k[0] for k in keys[:limit]]
+                rows = {
+                    r.id: r
+                    for r in self._rows(
+                        f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.id IN ({','.join('?' * len(kept))})", kept
+                    )
+                }
+                return [(rows[i], -scores[i]) for i in kept]
             window *= 4
 
     def _search_notes_filtered(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, float]]:

@@ -115,7 +115,8 @@ def coverage(counted: Iterable[Counter[str] | None], query: Query) -> float:
     if not total:
         return 1.0
     found = {t for counts in counted if counts for t in query.terms if _tf(counts, t, query)}
-    return sum(query.weights[t] for t in found) / total
+    # Summed in query order (a set's order changes from run to run, and so would the last bit).
+    return min(1.0, sum(query.weights[t] for t in query.terms if t in found) / total)
 
 
 def blend(line_scores: Sequence[float], note_share: float) -> list[float]:
