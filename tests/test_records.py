@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -40,8 +41,7 @@ def _dump(index_path: str) -> dict[str, list[tuple]]:
     tables = {
         "notes": "SELECT path, permalink, title, tags, error, l.lines FROM notes n LEFT JOIN note_lines l ON l.note_id = n.id ORDER BY path",
         "tags": "SELECT n.path, t.tag FROM note_tags t JOIN notes n ON n.id = t.note_id ORDER BY 1, 2",
-        "obs": "SELECT n.path, o.line, o.category, o.tags, o.context FROM observations o"
-        " JOIN notes n ON n.id = o.note_id ORDER BY 1, 2",
+        "obs": "SELECT path, observations FROM notes ORDER BY path",
         "rels": "SELECT n.path, r.line, r.type, r.target FROM relations r JOIN notes n ON n.id = r.note_id ORDER BY 1, 2, 4",
         "vocab": "SELECT term, doc, cnt FROM notes_vocab ORDER BY term",
     }
@@ -92,3 +92,19 @@ def test_a_file_that_vanishes_before_it_is_read_is_skipped(tmp_path: Path) -> No
     (tmp_path / "user").mkdir()
     st = records.FileStat("user/gone.md", 10, 1)
     assert records.read_record(tmp_path, st, 1, None) is None  # type: ignore[arg-type]
+
+
+def test_observations_are_kept_with_their_line_category_tags_and_context(memory: Memory) -> None:
+    note = memory.write(
+        "Trip",
+        observations=["[plan] 去杭州 #travel (五月)", "[secret] door code hint #sensitive"],
+        body="Free text, not an observation.",
+    )
+    db = sqlite3.connect(memory.status()["index"])
+    (stored,) = db.execute("SELECT observations FROM notes WHERE permalink = ?", (note.permalink,)).fetchone()
+    db.close()
+    expected = [
+        [o.line, o.category, list(o.tags), o.context, int("sensitive" in o.tags)] for o in note.observations
+    ]
+    assert json.loads(stored) == expected
+    assert [row[1:4] for row in expected] == [["plan", ["travel"], "五月"], ["secret", ["sensitive"], None]]

@@ -24,7 +24,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"10/stem={int(tokenize.STEM_ENGLISH)}"
+SCHEMA_VERSION = f"11/stem={int(tokenize.STEM_ENGLISH)}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -54,7 +54,10 @@ CREATE TABLE notes (
     frontmatter TEXT,
     expires_ts REAL,
     claim_key TEXT,
-    claim_value TEXT
+    claim_value TEXT,
+    -- JSON [[line, category, [tags], context, sensitive], ...], the text being in note_lines. One
+    -- value per note, not a row per observation: rows cost a third of a rebuild's writing.
+    observations TEXT
 );
 -- Apart from notes, so that scanning notes (the freshness check reads every row) stays small.
 CREATE TABLE note_lines (note_id INTEGER PRIMARY KEY, lines BLOB NOT NULL);
@@ -70,11 +73,6 @@ CREATE INDEX notes_damaged ON notes (path) WHERE error IS NOT NULL;
 CREATE TABLE note_tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX note_tags_tag ON note_tags (tag, note_id);
 CREATE INDEX note_tags_note ON note_tags (note_id);
--- An observation's text is in note_lines with the note's other lines (compressed, once).
-CREATE TABLE observations (
-    note_id INTEGER NOT NULL, line INTEGER NOT NULL, category TEXT NOT NULL, tags TEXT, context TEXT,
-    sensitive INTEGER NOT NULL, PRIMARY KEY (note_id, line)
-) WITHOUT ROWID;
 CREATE TABLE relations (
     note_id INTEGER NOT NULL, line INTEGER NOT NULL, type TEXT NOT NULL,
     target TEXT NOT NULL, target_key TEXT NOT NULL, inline INTEGER NOT NULL, context TEXT
@@ -347,7 +345,7 @@ class Index:
                 " VALUES ('delete', ?, ?, ?, ?, ?, ?)",
                 (note_id, *values),
             )
-        for table in ("note_tags", "observations", "relations", "supersedes", "note_lines"):
+        for table in ("note_tags", "relations", "supersedes", "note_lines"):
             self.db.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
         self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
 
@@ -545,7 +543,6 @@ class Batch:
         self.files = 0
         self.supersedes: list[tuple[object, ...]] = []
         self.tags: list[tuple[object, ...]] = []
-        self.observations: list[tuple[object, ...]] = []
         self.relations: list[tuple[object, ...]] = []
         self.fts: list[tuple[object, ...]] = []
 
@@ -561,13 +558,13 @@ class Batch:
         note_id = self.db.execute(
             "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
             " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
-            " claim_key, claim_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " claim_key, claim_value, observations)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*head, *record.columns),
         ).lastrowid
         self.db.execute("INSERT INTO note_lines VALUES (?, ?)", (note_id, record.lines))
         self.supersedes += [(note_id, t) for t in record.supersedes]
         self.tags += [(note_id, t) for t in record.tags]
-        self.observations += [(note_id, *o) for o in record.observations]
         self.relations += [(note_id, *r) for r in record.relations]
         self.fts.append((note_id, *record.fts))
         self.files += 1
@@ -578,7 +575,6 @@ class Batch:
         for sql, rows in (
             ("INSERT INTO supersedes VALUES (?, ?)", self.supersedes),
             ("INSERT INTO note_tags VALUES (?, ?)", self.tags),
-            ("INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?)", self.observations),
             ("INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)", self.relations),
             (
                 "INSERT INTO notes_fts (rowid, title, permalink, tags, body, private) VALUES (?, ?, ?, ?, ?, ?)",

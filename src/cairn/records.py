@@ -44,17 +44,18 @@ class NoteRecord:
     mtime_ns: int  # as the index remembers it (see ``Memory``: -1 for a file still settling)
     digest: str
     error: str | None = None
-    # notes columns from permalink to claim_value, in table order
+    # notes columns from permalink to observations, in table order
     columns: tuple[object, ...] = ()
     lines: bytes = b""  # pack_lines() of the searchable lines
     tags: tuple[str, ...] = ()  # keys, distinct
     supersedes: tuple[str, ...] = ()
-    observations: tuple[tuple[object, ...], ...] = ()  # (line, category, tags json, context, sensitive)
     relations: tuple[tuple[object, ...], ...] = ()  # (line, type, target, target key, inline, context)
     fts: tuple[str, str, str, str, str] = ("", "", "", "", "")
 
 
-def note_record(path: str, data: bytes, *, size: int, mtime_ns: int, kept_mtime: int, tz: tzinfo) -> NoteRecord:
+def note_record(
+    path: str, data: bytes, *, size: int, mtime_ns: int, kept_mtime: int, tz: tzinfo
+) -> NoteRecord:
     """Parse ``data`` (the file at vault-relative ``path``) into its index rows.
 
     ``mtime_ns`` is the file's own mtime (it dates a note without ``created``); ``kept_mtime``
@@ -86,17 +87,22 @@ def note_record(path: str, data: bytes, *, size: int, mtime_ns: int, kept_mtime:
         lifecycle.expires_at(front, tz),
         know.claim_key if know else None,
         know.claim_value if know else None,
-    )
-    observations = tuple(
-        (
-            number,
-            observed[number].category,
-            json.dumps(list(observed[number].tags), ensure_ascii=False) if observed[number].tags else None,
-            observed[number].context,
-            int(private),
+        json.dumps(
+            [
+                [
+                    number,
+                    observed[number].category,
+                    list(observed[number].tags),
+                    observed[number].context,
+                    int(private),
+                ]
+                for number, _text, private in lines
+                if number in observed
+            ],
+            ensure_ascii=False,
         )
-        for number, _text, private in lines
-        if number in observed
+        if observed
+        else None,
     )
     relations = tuple(
         (r.line, r.type, r.target, key(r.target), int(r.inline), r.context) for r in note.relations
@@ -112,7 +118,6 @@ def note_record(path: str, data: bytes, *, size: int, mtime_ns: int, kept_mtime:
         lines=pack_lines(lines),
         tags=tuple(dict.fromkeys(key(t) for t in note.tags)),
         supersedes=lifecycle.supersedes(front),
-        observations=observations,
         relations=relations,
         fts=fts_values(note.title, note.permalink, note.tags, lines, know),
     )
