@@ -26,6 +26,7 @@ from .vault import FileStat, content_hash, iso_to_ts
 # Below this many files the worker processes cost more to start than they save.
 PARALLEL_AFTER = 400
 _CHUNK = 100  # files per task sent to a worker
+_COMPACT = (",", ":")  # JSON without the spaces: the index keeps a few of these per note
 
 
 def key(text: str) -> str:
@@ -76,14 +77,14 @@ def note_record(
         note.title,
         key(note.title),
         note.type,
-        json.dumps(list(note.tags), ensure_ascii=False),
+        json.dumps(list(note.tags), ensure_ascii=False, separators=_COMPACT),
         note.created,
         note.modified,
         iso_to_ts(note.created),
         iso_to_ts(note.modified),
         note.origin,
         note.sensitivity,
-        json.dumps(front, ensure_ascii=False, default=str),
+        json.dumps(front, ensure_ascii=False, default=str, separators=_COMPACT),
         lifecycle.expires_at(front, tz),
         know.claim_key if know else None,
         know.claim_value if know else None,
@@ -100,6 +101,7 @@ def note_record(
                 if number in observed
             ],
             ensure_ascii=False,
+            separators=_COMPACT,
         )
         if observed
         else None,
