@@ -24,6 +24,7 @@ from .common import REPO, md_table, percentile
 from .vaultgen import GenNote, generate, queries
 
 TARGETS_10K = {"reindex": 5.0, "refresh": 0.100, "p50": 0.005, "p95": 0.020, "cli": 0.4, "index_ratio": 3.0}
+P95_100K = 0.050  # the one target the issue sets at 100,000 notes
 CLI = REPO / ".venv" / "bin" / "cairn"
 SEED = 20261130
 
@@ -237,7 +238,8 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
                 _lat(lat),
                 f"naive p50 {_ms(naive_p50)}; floor read-all {_ms(read_s)}",
                 f"{naive_p50 / p50:.0f}x faster than naive",
-                f"{_check(p50, TARGETS_10K['p50'] if is10k else None)} p50, {_check(p95, TARGETS_10K['p95'] if is10k else None)} p95",
+                f"{_check(p50, TARGETS_10K['p50'] if is10k else None)} p50, "
+                f"{_check(p95, TARGETS_10K['p95'] if is10k else P95_100K if n == 100_000 else None)} p95",
             ]
         )
         rows.append(["search, line hits", _lat(lat_line), "", "", "—"])
@@ -321,7 +323,8 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
     foot = ["", *(f"- {x}" for x in notes_out)]
     if not is10k:
         foot.append(
-            "- Targets are set for 10,000 notes; only refresh, CLI and index size are checked at other sizes."
+            "- Targets are set for 10,000 notes (and search p95 at 100,000); only refresh, CLI and index size"
+            " are checked against them at other sizes."
         )
     return "\n".join([*head, table, *foot]) + "\n"
 
