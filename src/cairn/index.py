@@ -466,22 +466,40 @@ class Index:
 
     def lines_of(self, note_id: int, *, include_sensitive: bool = False) -> list[tuple[int, str]]:
         """The note's searchable lines as (file line number, text), sensitive ones only if asked."""
-        (packed,) = self.db.execute(
-            "SELECT lines FROM note_lines WHERE note_id = ?", (note_id,)
-        ).fetchone() or (None,)
-        return [(n, t) for n, t, private in unpack_lines(packed) if include_sensitive or not private]
+        return self.lines_of_many([note_id], include_sensitive=include_sensitive)[note_id]
+
+    def lines_of_many(
+        self, note_ids: Sequence[int], *, include_sensitive: bool = False
+    ) -> dict[int, list[tuple[int, str]]]:
+        """``lines_of`` each note, by id, in one query."""
+        packed: dict[int, bytes] = {}
+        if note_ids:
+            marks = ",".join("?" * len(note_ids))
+            packed = dict(
+                self.db.execute(f"SELECT note_id, lines FROM note_lines WHERE note_id IN ({marks})", list(note_ids))
+            )
+        return {
+            i: [(n, t) for n, t, private in unpack_lines(packed.get(i)) if include_sensitive or not private]
+            for i in note_ids
+        }
 
     def superseded_by(self, row: Row, now: float) -> list[str]:
         """Permalinks of current notes in the same scope that say they replace this one."""
-        return [
-            p
-            for (p,) in self.db.execute(
-                "SELECT r.permalink FROM supersedes s JOIN notes r ON r.id = s.note_id WHERE s.target = ?"
-                " AND r.scope = ? AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)"
+        return self.superseded_by_many([row], now)[row.id]
+
+    def superseded_by_many(self, rows: Sequence[Row], now: float) -> dict[int, list[str]]:
+        """``superseded_by`` of each row, by id, in one query."""
+        found: dict[tuple[str, str], list[str]] = {}
+        if rows:
+            marks = ",".join("?" * len(rows))
+            for target, scope, permalink in self.db.execute(
+                "SELECT s.target, r.scope, r.permalink FROM supersedes s JOIN notes r ON r.id = s.note_id"
+                f" WHERE s.target IN ({marks}) AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)"
                 " ORDER BY r.modified_ts DESC, r.permalink",
-                (row.permalink, row.scope, now),
-            )
-        ]
+                [*(r.permalink for r in rows), now],
+            ):
+                found.setdefault((target, scope), []).append(permalink)
+        return {r.id: found.get((r.permalink, r.scope), []) for r in rows}
 
     def claim_holders(self, filters: Filters, claim_key: str) -> list[Row]:
         """Every visible, current note that claims a value for ``claim_key``."""
@@ -512,20 +530,46 @@ class Index:
 
     def relations_of(self, note_id: int) -> list[tuple[str, str, str | None]]:
         """Outgoing relations: (type, target, resolved permalink or None), in file order."""
-        return self.db.execute(
-            f"SELECT r.type, r.target, {_RESOLVED}"
-            " FROM relations r JOIN notes n ON n.id = r.note_id WHERE r.note_id = ? ORDER BY r.line, r.target",
-            (note_id,),
-        ).fetchall()
+        return self.relations_of_many([note_id])[note_id]
+
+    def relations_of_many(self, note_ids: Sequence[int]) -> dict[int, list[tuple[str, str, str | None]]]:
+        """``relations_of`` each note, by id, in one query."""
+        out: dict[int, list[tuple[str, str, str | None]]] = {i: [] for i in note_ids}
+        if note_ids:
+            marks = ",".join("?" * len(note_ids))
+            for note_id, *relation in self.db.execute(
+                f"SELECT r.note_id, r.type, r.target, {_RESOLVED} FROM relations r JOIN notes n ON n.id = r.note_id"
+                f" WHERE r.note_id IN ({marks}) ORDER BY r.note_id, r.line, r.target",
+                list(note_ids),
+            ):
+                out[note_id].append(tuple(relation))  # type: ignore[arg-type]
+        return out
 
     def backlinks_of(self, row: Row) -> list[tuple[str, str, str]]:
         """Incoming relations: (type, source title, source permalink)."""
-        return self.db.execute(
-            "SELECT r.type, n.title, n.permalink FROM relations r JOIN notes n ON n.id = r.note_id"
-            " WHERE n.scope = ? AND n.error IS NULL AND r.target_key IN (?, ?) AND n.id != ?"
+        return self.backlinks_of_many([row])[row.id]
+
+    def backlinks_of_many(self, rows: Sequence[Row]) -> dict[int, list[tuple[str, str, str]]]:
+        """``backlinks_of`` each row, by id, in one query: relations in the row's scope whose
+        target is its title or its permalink, from other notes."""
+        out: dict[int, list[tuple[str, str, str]]] = {r.id: [] for r in rows}
+        wanted: dict[tuple[str, str], list[Row]] = {}
+        for r in rows:
+            for k in dict.fromkeys((key(r.title), key(r.permalink))):
+                wanted.setdefault((r.scope, k), []).append(r)
+        if not wanted:
+            return out
+        keys = sorted({k for _, k in wanted})
+        for target_key, scope, source_id, rel_type, title, permalink in self.db.execute(
+            "SELECT r.target_key, n.scope, n.id, r.type, n.title, n.permalink FROM relations r"
+            f" JOIN notes n ON n.id = r.note_id WHERE n.error IS NULL AND r.target_key IN ({','.join('?' * len(keys))})"
             " ORDER BY n.permalink, r.line",
-            (row.scope, key(row.title), key(row.permalink), row.id),
-        ).fetchall()
+            keys,
+        ):
+            for r in wanted.get((scope, target_key), ()):
+                if r.id != source_id:
+                    out[r.id].append((rel_type, title, permalink))
+        return out
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[Row]:
         return [Row.from_sql(r) for r in self.db.execute(sql, params)]

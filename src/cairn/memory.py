@@ -16,7 +16,7 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -487,7 +487,8 @@ class Memory:
                 ranked = [(row, 0.0) for row in self._index.list(filters, limit)]
             else:
                 ranked = self._index.search_notes(match, filters, limit)
-            hits = [self._hit(row, score, filters, ranker=ranker) for row, score in ranked]
+            details = self._details([row for row, _ in ranked], filters)
+            hits = [self._hit(row, score, filters, ranker=ranker, details=details) for row, score in ranked]
             return self._current_first(hits, filters, ranker)[:limit]
 
     def _ranker(self, query: str) -> ranking.Query:
@@ -501,17 +502,23 @@ class Memory:
         notes = self._index.search_notes(match, filters, max(2 * limit, LINE_CANDIDATE_NOTES))
         if not notes:
             return []
+        all_lines = self._index.lines_of_many(
+            [row.id for row, _ in notes], include_sensitive=filters.include_sensitive
+        )
         candidates = []
         for row, note_score in notes:
-            lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
+            lines = all_lines[row.id]
             candidates.append(
                 (row, note_score, lines, [(n, t) for n, t in lines if not ranking.is_heading(t)])
             )
-        scored = _score_lines(candidates, ranker)
+        scored = _score_lines(candidates, ranker)[:limit]
+        details = self._details([row for _, row, *_ in scored], filters)
         per_note: dict[int, _HitExtras] = {}  # several lines, one note
         return [
-            self._hit(row, score, filters, line=n, lines=lines, ranker=ranker, cache=per_note)
-            for score, row, n, lines, _text in scored[:limit]
+            self._hit(
+                row, score, filters, line=n, lines=lines, ranker=ranker, cache=per_note, details=details
+            )
+            for score, row, n, lines, _text in scored
         ]
 
     def context(
@@ -882,6 +889,17 @@ class Memory:
         row = self._resolve(permalink, (scope,))
         return self._load(row.path)  # raises DamagedNote if it broke since it was indexed
 
+    def _details(self, rows: Sequence[Row], filters: Filters) -> _Details:
+        """Lines and links of the rows about to become hits: four queries for all of them."""
+        rows = list({r.id: r for r in rows}.values())
+        ids = [r.id for r in rows]
+        return _Details(
+            lines=self._index.lines_of_many(ids, include_sensitive=filters.include_sensitive),
+            relations=self._index.relations_of_many(ids),
+            backlinks=self._index.backlinks_of_many(rows),
+            superseded=self._index.superseded_by_many(rows, filters.now),
+        )
+
     def _hit(
         self,
         row: Row,
@@ -892,10 +910,14 @@ class Memory:
         ranker: ranking.Query | None = None,
         lines: list[tuple[int, str]] | None = None,
         cache: dict[int, _HitExtras] | None = None,
+        details: _Details | None = None,
     ) -> Hit:
-        if lines is None:
-            lines = self._index.lines_of(row.id, include_sensitive=filters.include_sensitive)
+        """A row as a hit; ``details`` (from ``_details``) saves the queries for its lines and links."""
         extras = cache.get(row.id) if cache is not None else None
+        if details is None and (lines is None or extras is None):
+            details = self._details([row], filters)
+        if lines is None:
+            lines = details.lines[row.id]  # type: ignore[union-attr]
         counted = None  # each line tokenized once, for the best line and for coverage
         if ranker is not None and ranker.terms and (line is None or extras is None):
             counted = ranking.term_counts([t for _, t in lines], ranker)
@@ -905,15 +927,16 @@ class Memory:
         at = bisect.bisect_left(numbers, line)
         snippet = "\n".join(text for _, text in lines[max(0, at - 1) : at + 2])
         if extras is None:
-            related = [Related(t, target, linked) for t, target, linked in self._index.relations_of(row.id)]
-            related += [Related(t, title, source, "in") for t, title, source in self._index.backlinks_of(row)]
+            assert details is not None
+            related = [Related(t, target, linked) for t, target, linked in details.relations[row.id]]
+            related += [Related(t, title, source, "in") for t, title, source in details.backlinks[row.id]]
             covered = None
             if ranker is not None and counted is not None:
                 heading = ranking.term_counts([row.title, " ".join(row.tags)], ranker)
                 covered = ranking.coverage([*heading, *counted], ranker)
             extras = (
                 tuple(related[:RELATED_PER_HIT]),
-                tuple(self._index.superseded_by(row, filters.now)),
+                tuple(details.superseded[row.id]),
                 covered,
             )
             if cache is not None:
@@ -1017,6 +1040,18 @@ class Memory:
 
 
 _HitExtras = tuple[tuple[Related, ...], tuple[str, ...], float | None]  # related, superseded_by, coverage
+
+
+@dataclass(frozen=True)
+class _Details:
+    """What hits show beyond their row, by note id: fetched for many rows at once."""
+
+    lines: dict[int, list[tuple[int, str]]]
+    relations: dict[int, list[tuple[str, str, str | None]]]
+    backlinks: dict[int, list[tuple[str, str, str]]]
+    superseded: dict[int, list[str]]
+
+
 _Candidate = tuple[Row, float, list[tuple[int, str]], list[tuple[int, str]]]  # row, score, lines, content
 _ScoredLine = tuple[float, Row, int, list[tuple[int, str]], str]  # score, row, line number, lines, text
 
