@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn import InvalidInput, Memory
+from cairn import InvalidInput, Memory, ranking
 
 
 @pytest.fixture
@@ -160,3 +160,25 @@ def test_two_openings_of_one_vault_give_the_same_answer(memory: Memory, isolated
     first = [h.to_dict() for h in memory.search("shared alpha", limit=20)]
     with Memory.open(memory.vault, home=isolated_home) as other:
         assert [h.to_dict() for h in other.search("shared alpha", limit=20)] == first
+
+
+def test_a_line_holding_more_of_the_query_outranks_one_repeating_a_word() -> None:
+    query = ranking.Query(("red", "kite"), {"red": 2.0, "kite": 1.0}, frozenset({"red", "kite"}))
+    lines = ["red red red", "a red kite flew over the long green hill near the old mill at dawn", "blue sky"]
+    repeated, both, none = ranking.line_bm25(lines, query)
+    assert both > repeated > none == 0.0  # plain BM25 would put the repeated word first
+
+
+def test_a_word_on_every_line_of_a_note_weighs_less_among_its_lines(memory: Memory) -> None:
+    # "garden" is in one note only (rare across notes) but on every line of it, so among the
+    # lines it tells them apart less than "party", which the note says once.
+    for i in range(12):
+        memory.write(f"Filler {i}", observations=[f"[misc] unrelated entry number {i}"])
+    for i in range(3):
+        memory.write(f"Party {i}", observations=[f"[p] party {i} planned"])
+    memory.write(
+        "Garden log",
+        observations=[*(f"[g] garden chore number {i}" for i in range(30)), "[p] party invitation sent"],
+    )
+    top = memory.search("garden party", granularity="line", limit=1)[0]
+    assert top.title == "Garden log" and "party invitation" in top.snippet

@@ -1058,7 +1058,10 @@ _ScoredLine = tuple[float, Row, int, list[tuple[int, str]], str]  # score, row, 
 
 def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> list[_ScoredLine]:
     """Every content line near a match, best first (ties: newest note, permalink, line)."""
-    own_scores = [ranking.line_bm25([t for _, t in content], ranker) for *_, content in candidates]
+    texts = [[t for _, t in content] for *_, content in candidates]
+    counted = [ranking.term_counts(note, ranker) for note in texts]
+    line_ranker = ranking.for_lines(ranker, counted)  # terms weighed among these lines too
+    own_scores = [ranking.line_bm25(t, line_ranker, c) for t, c in zip(texts, counted, strict=True)]
     best_line = max((max(own, default=0.0) for own in own_scores), default=0.0) or 1.0
     best_note = max(score for _, score, *_ in candidates) or 1.0
     scored: list[_ScoredLine] = []

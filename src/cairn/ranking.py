@@ -4,6 +4,12 @@ Search is two-staged: FTS5 ranks whole notes (BM25 over title, permalink, tags a
 the lines of the best notes are scored here with BM25 over single lines. A line's score also
 takes in a share of its note's score (what the whole note says about the query: its title,
 date, tags) and of its neighbours' (the answer to a question is often the next line).
+
+Term weights for lines blend the vault-wide IDF (over notes) with an IDF over the lines being
+ranked (``for_lines``): a word in every note can still pick out one line in ten, and a word
+repeated on every line of one note says little about which of its lines answers. A line's BM25
+is then scaled by the share of the query's weight it holds (``COORDINATION``): one line that says
+two of the things asked beats one that says a single thing twice.
 """
 
 from __future__ import annotations
@@ -17,8 +23,12 @@ from functools import cached_property
 
 from . import tokenize
 
-K1 = 1.2
-B = 0.75
+# Lines are short and similar in length: term frequency saturates early and length matters less
+# than in whole documents (measured on LoCoMo: k1 0.9 / b 0.3 beat BM25's usual 1.2 / 0.75).
+K1 = 0.9
+B = 0.3
+LINE_IDF_SHARE = 0.75  # weight of the IDF over the ranked lines, against the vault-wide IDF over notes
+COORDINATION = 1.0  # exponent on the share of the query's weight a line holds (0: plain BM25)
 NOTE_SHARE = 0.7  # weight of the note's (normalised) score in each of its lines' scores
 NEIGHBOUR_SHARE = 0.3  # weight of the best adjacent line's own score
 
@@ -42,6 +52,27 @@ class Query:
         cls, terms: Sequence[str], total: int, df: Mapping[str, int], prefixes: frozenset[str]
     ) -> Query:
         return cls(tuple(terms), {t: idf(total, df.get(t, 0)) for t in terms}, prefixes)
+
+
+def for_lines(query: Query, counted: Iterable[Sequence[Counter[str] | None]]) -> Query:
+    """``query`` re-weighted to rank the lines counted (``term_counts`` of each candidate note).
+
+    Each weight blends the vault-wide IDF with the IDF over these lines, so the work grows with
+    the candidate lines only, never with the vault.
+    """
+    lines = 0
+    df: Counter[str] = Counter()
+    for note in counted:
+        lines += len(note)
+        for counts in note:
+            if counts:
+                df.update(t for t in query.terms if _tf(counts, t, query))
+    if not lines:
+        return query
+    weights = {
+        t: LINE_IDF_SHARE * idf(lines, df[t]) + (1 - LINE_IDF_SHARE) * query.weights[t] for t in query.terms
+    }
+    return Query(query.terms, weights, query.prefixes)
 
 
 def idf(total: int, df: int) -> float:
@@ -92,16 +123,18 @@ def line_bm25(
         sum(c.values()) if c else max(1, len(text) // 4) for c, text in zip(counted, lines, strict=True)
     ]
     average = sum(lengths) / len(lengths)
+    total_weight = sum(query.weights[t] for t in query.terms) or 1.0
     scores = []
     for counts, length in zip(counted, lengths, strict=True):
-        score = 0.0
+        score = held = 0.0
         if counts:
             norm = K1 * (1 - B + B * length / average)
             for term in query.terms:
                 tf = _tf(counts, term, query)
                 if tf:
                     score += query.weights[term] * tf * (K1 + 1) / (tf + norm)
-        scores.append(score)
+                    held += query.weights[term]
+        scores.append(score * (held / total_weight) ** COORDINATION if score else 0.0)
     return scores
 
 
