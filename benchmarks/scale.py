@@ -194,23 +194,30 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
             ]
         )
 
-        edited = notes[:: max(1, n // 10)][:10]
-        for i, note in enumerate(edited):
-            with (vault / note.path).open("a", encoding="utf-8") as fh:
-                fh.write(f"- [edit] 手工修改 handedit{i:02d}\n")
-        edit_s, erep = _timed(mem.refresh)
+        # Three rounds, ten other files each; the first also pays for importing the note parser,
+        # which a bulk reindex leaves to its worker processes.
+        edit_times, updated = [], []
+        for round_ in range(3):
+            edited = notes[round_ :: max(1, n // 10)][:10]
+            for i, note in enumerate(edited):
+                with (vault / note.path).open("a", encoding="utf-8") as fh:
+                    fh.write(f"- [edit] 手工修改 handedit{round_}{i:02d}\n")
+            edit_s, erep = _timed(mem.refresh)
+            edit_times.append(edit_s)
+            updated.append(erep.updated)
+        edit_s = statistics.median(edit_times)
         rows.append(
             [
-                "refresh after 10 hand edits",
+                "refresh after 10 hand edits (median of 3 rounds)",
                 _ms(edit_s),
                 f"floor stat-all {_ms(stat_s)}",
                 f"{edit_s / stat_s:.1f}x floor",
                 _check(edit_s, TARGETS_10K["refresh"]),
             ]
         )
-        seen = mem.search("handedit03", limit=5)
+        seen = mem.search("handedit203", limit=5)
         notes_out.append(
-            f"after the edits: refresh updated {erep.updated} (of 10); "
+            f"hand edits: rounds took {', '.join(_ms(t) for t in edit_times)} and updated {updated} notes; "
             f"search for an edited word finds {edited[3].permalink}: {any(h.permalink == edited[3].permalink for h in seen)}."
         )
 

@@ -115,7 +115,7 @@ def test_scan_skips_hidden_and_non_scope_folders(tmp_path: Path) -> None:
     for rel in ["user/a.md", "user/.trash/b.md", "user/sub/c.md", "other/d.md", "agent-x/e.md", "user/f.txt"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x", encoding="utf-8")
-    assert [s.path for s in scan_notes(tmp_path)] == ["agent-x/e.md", "user/a.md", "user/sub/c.md"]
+    assert sorted(scan_notes(tmp_path)) == ["agent-x/e.md", "user/a.md", "user/sub/c.md"]
 
 
 def test_parse_moment_dates_times_and_spans() -> None:

@@ -306,11 +306,14 @@ class Index:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def file_states(self) -> dict[str, tuple[int, int, str]]:
-        """path -> (size, mtime_ns, hash) of every file the index has seen."""
-        return {
-            p: (s, m, h) for p, s, m, h in self.db.execute("SELECT path, size, mtime_ns, hash FROM notes")
-        }
+    def file_states(self) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
+        """Of every file the index has seen: path -> (size, mtime_ns), and path -> content hash."""
+        stamps: dict[str, tuple[int, int]] = {}
+        digests: dict[str, str] = {}
+        for path, size, mtime, digest in self.db.execute("SELECT path, size, mtime_ns, hash FROM notes"):
+            stamps[path] = (size, mtime)
+            digests[path] = digest
+        return stamps, digests
 
     def insert(self, record: NoteRecord) -> None:
         """Put one file's rows in place of whatever the index held for its path."""

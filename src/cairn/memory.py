@@ -106,7 +106,8 @@ class Memory:
         self._lock_path = home / "locks" / f"{vault_id}.lock"
         self._lock = threading.RLock()
         self._index = Index(self.index_path)
-        self._known = self._index.file_states()
+        # What the index holds of each file: (size, mtime) to spot a change, the hash to confirm it.
+        self._stamps, self._digests = self._index.file_states()
         if watch:
             # imported here: only `cairn serve` watches; ctypes and friends cost ~20 ms per command
             from .watch import Watcher
@@ -354,7 +355,7 @@ class Memory:
             (self.vault / note.path).unlink()
             with self._index.transaction():
                 self._index.remove(note.path)
-            self._known.pop(note.path, None)
+            self._forget(note.path)
             return note
 
     def restore(self, permalink: str, *, scope: str | None = None) -> Note:
@@ -690,7 +691,7 @@ class Memory:
         """Drop the index and rebuild it from the files."""
         with self._lock:
             self._index.reset()
-            self._known = {}
+            self._stamps, self._digests = {}, {}
             return self._sync(progress, full=True)
 
     def doctor(self) -> DoctorReport:
@@ -777,43 +778,47 @@ class Memory:
         notices = None if full or self._watcher is None else self._watcher.changes()
         if notices is None or self._needs_scan:
             self._needs_scan = False
-            stats = scan_notes(self.vault)
-            seen = {st.path for st in stats}
-            removed = [path for path in self._known if path not in seen]
+            seen = scan_notes(self.vault)
+            removed = sorted(self._stamps.keys() - seen.keys())
         else:
-            stats, removed = self._stat_paths(notices)
-        changed = [st for st in stats if self._known.get(st.path, (None, None))[:2] != (st.size, st.mtime_ns)]
-        unchanged = len(stats) - len(changed)
+            seen, removed = self._stat_paths(notices)
+        # Set differences of (path, (size, mtime)) pairs, done in C: this runs on every call.
+        changed = sorted(path for path, _ in seen.items() - self._stamps.items())
+        unchanged = len(seen) - len(changed)
         if not changed and not removed:
-            return RefreshReport(scanned=len(stats), unchanged=unchanged)
+            return RefreshReport(scanned=len(seen), unchanged=unchanged)
         added = updated = 0
-        work = [(st, _trusted_mtime(st)) for st in changed]
+        work = [(st, _trusted_mtime(st)) for st in (FileStat(path, *seen[path]) for path in changed)]
         with self._index.transaction(), self._index.batch() as batch:
             for done, record in enumerate(records.read_records(self.vault, work, self.tz), 1):
-                st = changed[done - 1]
-                known = self._known.get(st.path)
+                path, size = changed[done - 1], seen[changed[done - 1]][0]
+                known = self._digests.get(path)
                 if record is None:  # gone since the scan
-                    removed.append(st.path)
+                    removed.append(path)
                     continue
-                if known and known[2] == record.digest:
-                    self._index.touch(st.path, st.size, record.mtime_ns)
+                if known == record.digest:
+                    self._index.touch(path, size, record.mtime_ns)
                     unchanged += 1
                 else:
                     batch.insert(record)
                     added, updated = (added + 1, updated) if known is None else (added, updated + 1)
-                self._known[st.path] = (st.size, record.mtime_ns, record.digest)
+                self._stamps[path], self._digests[path] = (size, record.mtime_ns), record.digest
                 if progress:
                     progress(done, len(changed))
             for path in removed:
                 self._index.remove(path)
-                self._known.pop(path, None)
+                self._forget(path)
         if added + updated + len(removed) >= CHECKPOINT_AFTER:
             self._index.checkpoint()
         damaged = tuple(Damaged(p, e) for p, e in self._index.damaged())
-        return RefreshReport(len(stats), added, updated, len(removed), unchanged, damaged)
+        return RefreshReport(len(seen), added, updated, len(removed), unchanged, damaged)
 
-    def _stat_paths(self, paths: set[str]) -> tuple[list[FileStat], list[str]]:
-        stats: list[FileStat] = []
+    def _forget(self, path: str) -> None:
+        self._stamps.pop(path, None)
+        self._digests.pop(path, None)
+
+    def _stat_paths(self, paths: set[str]) -> tuple[dict[str, tuple[int, int]], list[str]]:
+        stats: dict[str, tuple[int, int]] = {}
         removed: list[str] = []
         for path in sorted(paths):
             if folder_scope(path.partition("/")[0]) is None:
@@ -821,11 +826,11 @@ class Memory:
             try:
                 st = os.stat(self.vault / path, follow_symlinks=False)
             except (FileNotFoundError, NotADirectoryError):
-                if path in self._known:
+                if path in self._stamps:
                     removed.append(path)
                 continue
             if stat.S_ISREG(st.st_mode):
-                stats.append(FileStat(path, st.st_size, st.st_mtime_ns))
+                stats[path] = (st.st_size, st.st_mtime_ns)
         return stats, removed
 
     def _load(self, rel: str) -> Note:
@@ -846,7 +851,7 @@ class Memory:
         )
         with self._index.transaction():
             self._index.insert(record)
-        self._known[rel] = (stat.size, record.mtime_ns, record.digest)
+        self._stamps[rel], self._digests[rel] = (stat.size, record.mtime_ns), record.digest
         return load_note(rel, data, mtime_ns=st.st_mtime_ns, tz=self.tz)
 
     def _stamp(self, text: str) -> str:

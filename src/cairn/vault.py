@@ -10,7 +10,6 @@ import secrets
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
-from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -239,38 +238,37 @@ class FileStat(NamedTuple):
     mtime_ns: int
 
 
-def scan_notes(vault: Path) -> list[FileStat]:
-    """Every ``*.md`` note under a scope folder, skipping hidden folders (.trash, .conflict, ...).
+def scan_notes(vault: Path) -> dict[str, tuple[int, int]]:
+    """Every ``*.md`` note under a scope folder, as path -> (size, mtime_ns), in no set order;
+    hidden folders (.trash, .conflict, ...) are skipped.
 
     Runs before every call of a process without a watcher, so it is kept lean: one ``scandir``
-    per folder, one ``stat`` per note, no recursion.
+    per folder, one ``stat`` per note, no recursion, no sorting.
     """
     try:
-        top = sorted(e.name for e in os.scandir(vault) if e.is_dir(follow_symlinks=False))
+        top = [e.name for e in os.scandir(vault) if e.is_dir(follow_symlinks=False)]
     except FileNotFoundError:
-        return []
-    found: list[FileStat] = []
-    stack = [(os.path.join(vault, name), name) for name in reversed(top) if folder_scope(name)]
+        return {}
+    found: dict[str, tuple[int, int]] = {}
+    stack = [(os.path.join(vault, name), name + "/") for name in top if folder_scope(name)]
     while stack:
-        directory, rel = stack.pop()
+        directory, prefix = stack.pop()
         try:
-            entries = sorted(os.scandir(directory), key=attrgetter("name"))
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.startswith("."):
+                        continue
+                    if name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except FileNotFoundError:
+                            continue
+                        found[prefix + name] = (st.st_size, st.st_mtime_ns)
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, prefix + name + "/"))
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
-        folders = []
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            if name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                found.append(FileStat(f"{rel}/{name}", st.st_size, st.st_mtime_ns))
-            elif entry.is_dir(follow_symlinks=False):
-                folders.append((entry.path, f"{rel}/{name}"))
-        stack.extend(reversed(folders))
     return found
 
 
