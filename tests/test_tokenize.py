@@ -171,3 +171,10 @@ def test_chinese_question_words_leave_the_query() -> None:
     assert query_terms("我喝咖啡有什么习惯") == ["喝咖", "咖啡", "啡有", "习惯"]
     assert query_terms("室友的生日") == ["室友", "生日"]
     assert query_terms("什么") == ["什么"]  # nothing else to ask for: kept
+
+
+def test_long_text_folds_like_short_text():
+    # Long texts take another path through folding (a test for foldable characters first).
+    piece = "Café NAÏVE Straße 数据结构 ｶﾀｶﾅ "
+    assert len(piece * 20) > 256
+    assert tokens(piece * 20) == tokens(piece) * 20

@@ -16,6 +16,7 @@ Unicode letters and digits only (``token.isalnum()``), so ``unicode61`` keeps it
 
 from __future__ import annotations
 
+import bisect
 import operator
 import re
 import unicodedata
@@ -34,9 +35,12 @@ _CJK_CHARS = (
 # the rare unassigned code point inside a CJK block is split out afterwards.
 _RUN_RE = re.compile(rf"([{_CJK_CHARS}]+)|([^\W_{_CJK_CHARS}]+)")
 _NOT_ALNUM_RE = re.compile(r"[\W_]+")
-# Characters that folding may change: neither ASCII nor CJK nor CJK punctuation. Most text has none.
-_FOLDABLE_RE = re.compile(rf"[^\x00-\x7f\u3000-\u303f{_CJK_CHARS}]")
-_CJK_RE = re.compile(rf"[{_CJK_CHARS}]")
+# The same blocks as (first, last) code points, for testing one character without compiling a
+# third regex over them (each such class costs ~7 ms at every start of the command line).
+_CJK_RANGES = sorted(
+    (ord(_CJK_CHARS[i]), ord(_CJK_CHARS[i + 2])) for i in range(0, len(_CJK_CHARS), 3)
+)
+_CJK_STARTS = [first for first, _ in _CJK_RANGES]
 
 # Index and queries stem English words (``hiking`` and ``hike`` meet); an index built with
 # another setting is rebuilt (the index schema version names this setting).
@@ -121,7 +125,13 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
 
 def is_cjk(term: str) -> bool:
     """Return True if ``term`` is non-empty and made only of CJK characters."""
-    return bool(term) and all(_CJK_RE.fullmatch(char) for char in term)
+    return bool(term) and all(map(_is_cjk_char, term))
+
+
+def _is_cjk_char(char: str) -> bool:
+    code = ord(char)
+    at = bisect.bisect_right(_CJK_STARTS, code) - 1
+    return at >= 0 and code <= _CJK_RANGES[at][1]
 
 
 def _runs(text: str) -> list[tuple[str, str]]:
@@ -142,7 +152,16 @@ def _fold(text: str) -> str:
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     text = text.casefold()
-    return text.translate(_FOLD_TABLE) if _FOLDABLE_RE.search(text) else text
+    if len(text) < 256:  # a query or a title: translating costs less than testing first
+        return text.translate(_FOLD_TABLE)
+    return text.translate(_FOLD_TABLE) if _foldable_re().search(text) else text
+
+
+@lru_cache(maxsize=1)
+def _foldable_re() -> re.Pattern[str]:
+    """Characters that folding may change: neither ASCII nor CJK nor CJK punctuation. Most text
+    has none. Compiled on first use (~7 ms): a command that only searches never needs it."""
+    return re.compile(rf"[^\x00-\x7f\u3000-\u303f{_CJK_CHARS}]")
 
 
 class _FoldTable(dict[int, str]):
@@ -151,7 +170,7 @@ class _FoldTable(dict[int, str]):
     def __missing__(self, code: int) -> str:
         char = chr(code)
         # NFD only outside CJK: it would split Hangul syllables into jamo and kana into base + mark.
-        if char.isascii() or _CJK_RE.match(char):
+        if char.isascii() or _is_cjk_char(char):
             folded = char
         else:
             folded = "".join(
