@@ -108,3 +108,24 @@ def test_observations_are_kept_with_their_line_category_tags_and_context(memory:
     ]
     assert json.loads(stored) == expected
     assert [row[1:4] for row in expected] == [["plan", ["travel"], "五月"], ["secret", ["sensitive"], None]]
+
+
+def test_a_touched_file_with_the_same_bytes_is_not_parsed_again(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note = memory.write("Touched", observations=["[a] same bytes"])
+    path = memory.vault / note.path
+    parsed: list[str] = []
+    real = records.note_record
+
+    def counting(path: str, *args, **kwargs):
+        parsed.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(records, "note_record", counting)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    report = memory.refresh()
+    assert parsed == [] and report.unchanged == 1 and report.updated == 0
+    path.write_text(path.read_text(encoding="utf-8") + "- [b] new line\n", encoding="utf-8")
+    report = memory.refresh()
+    assert parsed == [note.path] and report.updated == 1

@@ -788,7 +788,10 @@ class Memory:
         if not changed and not removed:
             return RefreshReport(scanned=len(seen), unchanged=unchanged)
         added = updated = 0
-        work = [(st, _trusted_mtime(st)) for st in (FileStat(path, *seen[path]) for path in changed)]
+        work = [
+            (st, _trusted_mtime(st), self._digests.get(st.path))
+            for st in (FileStat(path, *seen[path]) for path in changed)
+        ]
         with self._index.transaction(), self._index.batch() as batch:
             for done, record in enumerate(records.read_records(self.vault, work, self.tz), 1):
                 path, size = changed[done - 1], seen[changed[done - 1]][0]

@@ -160,22 +160,29 @@ def unpack_lines(packed: bytes | None) -> list[tuple[int, str, bool]]:
 # -- many files at once ---------------------------------------------------------------------------
 
 ReadResult = NoteRecord | None  # None: the file went away before it could be read
+# What to read: the file's stat, the mtime the index will keep, and the hash the index holds
+# of it (None for a new file). A file whose bytes still have that hash is not parsed again.
+Work = tuple[FileStat, int, str | None]
 
 
-def read_record(vault: Path, st: FileStat, kept_mtime: int, tz: tzinfo) -> ReadResult:
+def read_record(vault: Path, st: FileStat, kept_mtime: int, tz: tzinfo, known: str | None = None) -> ReadResult:
+    """The file's rows; only its hash (an empty record) when its bytes still hash to ``known``."""
     try:
         data = (vault / st.path).read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+    if known is not None and content_hash(data) == known:
+        scope, folder = split_path(st.path)
+        return NoteRecord(st.path, scope, folder, st.size, kept_mtime, known)
     return note_record(st.path, data, size=st.size, mtime_ns=st.mtime_ns, kept_mtime=kept_mtime, tz=tz)
 
 
-def _read_chunk(vault: Path, chunk: Sequence[tuple[FileStat, int]], tz: tzinfo) -> list[ReadResult]:
-    return [read_record(vault, st, kept, tz) for st, kept in chunk]
+def _read_chunk(vault: Path, chunk: Sequence[Work], tz: tzinfo) -> list[ReadResult]:
+    return [read_record(vault, st, kept, tz, known) for st, kept, known in chunk]
 
 
-def read_records(vault: Path, work: Sequence[tuple[FileStat, int]], tz: tzinfo) -> Iterator[ReadResult]:
-    """``read_record`` for each (stat, kept mtime), in order.
+def read_records(vault: Path, work: Sequence[Work], tz: tzinfo) -> Iterator[ReadResult]:
+    """``read_record`` for each piece of work, in order.
 
     Many files are read in forked worker processes, one per CPU: forked, because spawned ones
     would re-run the caller's main script. A process that runs other threads is never forked
@@ -183,8 +190,8 @@ def read_records(vault: Path, work: Sequence[tuple[FileStat, int]], tz: tzinfo) 
     """
     workers = min(os.cpu_count() or 1, 4)
     if len(work) < PARALLEL_AFTER or workers < 2 or threading.active_count() > 1:
-        for st, kept in work:
-            yield read_record(vault, st, kept, tz)
+        for st, kept, known in work:
+            yield read_record(vault, st, kept, tz, known)
         return
     chunks = [work[i : i + _CHUNK] for i in range(0, len(work), _CHUNK)]
     pool = _forked_pool(workers)
