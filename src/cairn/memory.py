@@ -782,8 +782,8 @@ class Memory:
             removed = sorted(self._stamps.keys() - seen.keys())
         else:
             seen, removed = self._stat_paths(notices)
-        # Set differences of (path, (size, mtime)) pairs, done in C: this runs on every call.
-        changed = sorted(path for path, _ in seen.items() - self._stamps.items())
+        known = self._stamps.get
+        changed = sorted(path for path, stamp in seen.items() if known(path) != stamp)
         unchanged = len(seen) - len(changed)
         if not changed and not removed:
             return RefreshReport(scanned=len(seen), unchanged=unchanged)
