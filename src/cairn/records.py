@@ -36,7 +36,8 @@ def key(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class NoteRecord:
-    """One file as index rows. ``error`` is set, and the rest empty, for a damaged file."""
+    """One file as index rows. For a damaged file ``error`` is set and the rows are empty; from
+    ``read_record``, rows and error both empty mean the bytes are what the index already holds."""
 
     path: str
     scope: str
