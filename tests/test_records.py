@@ -129,3 +129,20 @@ def test_a_touched_file_with_the_same_bytes_is_not_parsed_again(
     path.write_text(path.read_text(encoding="utf-8") + "- [b] new line\n", encoding="utf-8")
     report = memory.refresh()
     assert parsed == [note.path] and report.updated == 1
+
+
+def _die(*args: object) -> None:
+    os._exit(3)  # a worker killed (out of memory, say), as the pool sees it
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="worker processes are used only with two or more CPUs")
+def test_a_worker_that_dies_leaves_the_work_to_this_process(
+    vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(vault, 30)
+    monkeypatch.setattr(records, "PARALLEL_AFTER", 10)
+    monkeypatch.setattr(records, "_read_chunk", _die)
+    with Memory.open(vault, home=isolated_home, watch=False) as mem:
+        report = mem.reindex()
+        assert report.added == 31 and len(report.damaged) == 1
+        assert [h.title for h in mem.search("笔记 7 note", limit=1)] == ["笔记 7 note"]

@@ -13,15 +13,18 @@ import threading
 import unicodedata
 import zlib
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import lifecycle, tokenize
 from .errors import DamagedNote
 from .notefile import body_lines, load_note, split_path
 from .vault import FileStat, content_hash, iso_to_ts
+
+if TYPE_CHECKING:  # the pool's modules load only when a large refresh needs them (~35 ms)
+    from concurrent.futures import Executor
 
 # Below this many files the worker processes cost more to start than they save.
 PARALLEL_AFTER = 400
@@ -199,9 +202,18 @@ def read_records(vault: Path, work: Sequence[Work], tz: tzinfo) -> Iterator[Read
     if pool is None:  # no fork here, or no way to start processes: do the work in line
         yield from _read_chunk(vault, work, tz)
         return
-    with pool:
-        for results in pool.map(_read_chunk, [vault] * len(chunks), chunks, [tz] * len(chunks)):
-            yield from results
+    from concurrent.futures.process import BrokenProcessPool
+
+    done = 0
+    try:
+        with pool:
+            for results in pool.map(_read_chunk, [vault] * len(chunks), chunks, [tz] * len(chunks)):
+                for result in results:
+                    done += 1
+                    yield result
+    except BrokenProcessPool:  # a worker died (killed, out of memory): finish the work here
+        for st, kept, known in work[done:]:
+            yield read_record(vault, st, kept, tz, known)
 
 
 def _forked_pool(workers: int) -> Executor | None:
