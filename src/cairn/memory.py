@@ -849,13 +849,12 @@ class Memory:
         atomic_write(self.vault / rel, data)
         st = os.stat(self.vault / rel)
         stat = FileStat(rel, st.st_size, st.st_mtime_ns)
-        record = records.note_record(
-            rel, data, size=stat.size, mtime_ns=stat.mtime_ns, kept_mtime=_trusted_mtime(stat), tz=self.tz
-        )
+        note = load_note(rel, data, mtime_ns=stat.mtime_ns, tz=self.tz)  # parsed once: returned and indexed
+        record = records.rows_of(note, size=stat.size, kept_mtime=_trusted_mtime(stat), tz=self.tz)
         with self._index.transaction():
             self._index.insert(record)
         self._stamps[rel], self._digests[rel] = (stat.size, record.mtime_ns), record.digest
-        return load_note(rel, data, mtime_ns=st.st_mtime_ns, tz=self.tz)
+        return note
 
     def _stamp(self, text: str) -> str:
         from . import markdown

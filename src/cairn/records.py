@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from . import lifecycle, tokenize
 from .errors import DamagedNote
+from .models import Note
 from .notefile import body_lines, load_note, split_path
 from .vault import FileStat, content_hash, iso_to_ts
 
@@ -66,12 +67,17 @@ def note_record(
     ``mtime_ns`` is the file's own mtime (it dates a note without ``created``); ``kept_mtime``
     is what the index remembers.
     """
-    digest = content_hash(data)
-    scope, folder = split_path(path)
     try:
         note = load_note(path, data, mtime_ns=mtime_ns, tz=tz)
     except DamagedNote as exc:
-        return NoteRecord(path, scope, folder, size, kept_mtime, digest, error=exc.message)
+        scope, folder = split_path(path)
+        return NoteRecord(path, scope, folder, size, kept_mtime, content_hash(data), error=exc.message)
+    return rows_of(note, size=size, kept_mtime=kept_mtime, tz=tz)
+
+
+def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord:
+    """The index rows of a note already parsed (its ``version`` is the file's content hash)."""
+    scope, folder = split_path(note.path)
     lines = body_lines(note)
     front = note.frontmatter
     know = lifecycle.knowledge(front)
@@ -114,12 +120,12 @@ def note_record(
         (r.line, r.type, r.target, key(r.target), int(r.inline), r.context) for r in note.relations
     )
     return NoteRecord(
-        path,
+        note.path,
         scope,
         folder,
         size,
         kept_mtime,
-        digest,
+        note.version,
         columns=columns,
         lines=pack_lines(lines),
         tags=tuple(dict.fromkeys(key(t) for t in note.tags)),
