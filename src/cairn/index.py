@@ -257,16 +257,14 @@ class Index:
         db.execute("PRAGMA temp_store=MEMORY")
         return db
 
-    def _ensure_schema(self) -> bool:
-        """Create the schema, or rebuild it when it was made by another version. True if (re)built."""
+    def _ensure_schema(self) -> None:
+        """Create the schema, or rebuild it when it was made by another version."""
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         except sqlite3.OperationalError:
             row = None  # no meta table: a new file, or one this program never wrote
-        if row and row[0] == SCHEMA_VERSION:
-            return False
-        self.reset()
-        return True
+        if not (row and row[0] == SCHEMA_VERSION):
+            self.reset()
 
     def reset(self) -> None:
         """Drop everything and create an empty schema, in the same file and one transaction, so
@@ -642,9 +640,13 @@ def prefix_terms(terms: Sequence[str]) -> frozenset[str]:
     )
 
 
-def match_expression(query: str) -> str | None:
-    """FTS5 MATCH text for a user query: every term quoted, OR-ed; longer words also match as prefixes."""
-    terms = tokenize.query_terms(query, stem=tokenize.STEM_ENGLISH)
+def search_terms(query: str) -> list[str]:
+    """A user query's terms, tokenized as the index was."""
+    return tokenize.query_terms(query, stem=tokenize.STEM_ENGLISH)
+
+
+def match_expression(terms: Sequence[str]) -> str | None:
+    """FTS5 MATCH text for ``search_terms``: every term quoted, OR-ed; longer words also match as prefixes."""
     if not terms:
         return None
     prefixes = prefix_terms(terms)

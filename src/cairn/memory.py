@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import lifecycle, ranking, records, snapshot, tokenize
+from . import lifecycle, ranking, records, snapshot
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
-from .index import Filters, Index, Row, match_expression, prefix_terms
+from .index import Filters, Index, Row, match_expression, prefix_terms, search_terms
 from .models import (
     Claim,
     Context,
@@ -476,12 +476,13 @@ class Memory:
             include_expired=include_expired,
             now=time.time(),
         )
-        match = match_expression(query)
+        terms = search_terms(query)
+        match = match_expression(terms)
         with self._lock:
             self._sync()
             if query.strip() and match is None:
                 return []  # only punctuation or symbols: nothing a keyword can match
-            ranker = self._ranker(query)
+            ranker = self._ranker(terms)
             if granularity == "line" and match is not None:
                 return self._line_hits(match, ranker, filters, limit)
             if match is None:
@@ -492,8 +493,7 @@ class Memory:
             hits = [self._hit(row, score, filters, ranker=ranker, details=details) for row, score in ranked]
             return self._current_first(hits, filters, ranker)[:limit]
 
-    def _ranker(self, query: str) -> ranking.Query:
-        terms = tokenize.query_terms(query, stem=tokenize.STEM_ENGLISH)
+    def _ranker(self, terms: Sequence[str]) -> ranking.Query:
         total, df = self._index.document_frequencies(terms)
         return ranking.Query.build(terms, total, df, prefix_terms(terms))
 
@@ -596,7 +596,7 @@ class Memory:
             every = Filters(scopes=scope_list, include_sensitive=True, include_expired=True, now=now)
             omitted: dict[str, list[str]] = {"sensitive": [], "expired": [], "superseded": []}
             rows: list[tuple[Row, str]] = []
-            match = match_expression(query) if query.strip() else None
+            match = match_expression(search_terms(query))
 
             def admit(found: Sequence[Row], why: str) -> None:
                 for row in found:
