@@ -182,3 +182,10 @@ def test_a_word_on_every_line_of_a_note_weighs_less_among_its_lines(memory: Memo
     )
     top = memory.search("garden party", granularity="line", limit=1)[0]
     assert top.title == "Garden log" and "party invitation" in top.snippet
+
+
+def test_accented_lines_rank_and_count_like_their_folded_words(memory: Memory) -> None:
+    note = memory.write("Ideas", observations=["[a] plain filler line", "[b] a naïve plan", "[c] another line"])
+    hit = memory.search("naive", granularity="line", limit=1)[0]
+    assert hit.line == note.observations[1].line
+    assert hit.coverage == 1.0

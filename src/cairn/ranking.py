@@ -15,7 +15,6 @@ two of the things asked beats one that says a single thing twice.
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -91,9 +90,10 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
     """
     counted: list[Counter[str] | None] = []
     for text in texts:
-        folded = unicodedata.normalize("NFKC", text).casefold()
+        # Folded as the index folds (accents too), so "naïve" holds the probe of "naive".
+        folded = tokenize.fold(text)
         if any(p in folded for p in query.probes):
-            counted.append(Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH)))
+            counted.append(Counter(tokenize.tokens(folded, stem=tokenize.STEM_ENGLISH)))
         else:
             counted.append(None)
     return counted

@@ -22,7 +22,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["index_text", "is_cjk", "query_terms", "stem", "tokens"]
+__all__ = ["fold", "index_text", "is_cjk", "query_terms", "stem", "tokens"]
 
 # Han (URO, Ext A, Ext B-G, compatibility), iteration marks, hiragana, katakana with the
 # prolonged sound mark (but not the middle dot, which is punctuation), Hangul jamo and syllables.
@@ -74,7 +74,7 @@ def tokens(text: str, *, stem: bool = False) -> list[str]:
     """
     out: list[str] = []
     # _runs() inlined, and map() for the per-character work: this is the indexing hot path.
-    for cjk, word in _RUN_RE.findall(_fold(text)):
+    for cjk, word in _RUN_RE.findall(fold(text)):
         if word:
             out.append(_stem(word) if stem else word)
             continue
@@ -136,7 +136,7 @@ def _is_cjk_char(char: str) -> bool:
 
 def _runs(text: str) -> list[tuple[str, str]]:
     runs: list[tuple[str, str]] = []
-    for cjk, word in _RUN_RE.findall(_fold(text)):
+    for cjk, word in _RUN_RE.findall(fold(text)):
         if word:
             runs.append(("word", word))
         elif cjk.isalnum():
@@ -146,7 +146,8 @@ def _runs(text: str) -> list[tuple[str, str]]:
     return runs
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """Text as tokens are made of it: NFKC, case-folded, accents removed outside CJK."""
     if text.isascii():
         return text.lower()
     if not unicodedata.is_normalized("NFKC", text):
