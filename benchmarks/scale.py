@@ -166,7 +166,7 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
 
         open_s, mem = _timed(lambda: Memory.open(vault, home=home))
         assert isinstance(mem, Memory)
-        index_files = [Path(f"{mem.status()['index']}{s}") for s in ("", "-wal", "-shm")]
+        index_files = [Path(f"{mem.index_path}{s}") for s in ("", "-wal", "-shm")]  # status() would index first
         reindex_s, rep = _timed(mem.reindex)
         rows.append(
             [
@@ -314,7 +314,7 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
         rss_python = child_peak_rss_mb([py, "-c", "pass"], cli_env)
         rows.append(
             [
-                "peak RSS: `cairn reindex` / `cairn search`",
+                "peak RSS of the largest process: `cairn reindex` (it forks workers) / `cairn search`",
                 f"{rss_reindex:.0f} MB / {rss_search:.0f} MB",
                 f"bare python {rss_python:.0f} MB",
                 f"{rss_reindex / rss_python:.1f}x / {rss_search / rss_python:.1f}x",
