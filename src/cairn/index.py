@@ -89,7 +89,7 @@ _NOTE_COLUMNS = (
     "n.id, n.path, n.scope, n.folder, n.permalink, n.title, n.type, n.tags, n.created, n.modified, "
     "n.sensitivity, n.modified_ts, n.expires_ts, n.claim_key, n.claim_value, n.hash, n.origin, n.frontmatter"
 )
-_N = 18
+_N = _NOTE_COLUMNS.count(",") + 1  # the Row fields, then a query's own columns
 # The note a relation (r, from note n) points at: by title first, else by permalink. Two lookups
 # rather than one OR, so that each can use its index.
 _RESOLVED = (

@@ -14,7 +14,7 @@ from datetime import tzinfo
 from typing import Any
 
 from .errors import InvalidInput
-from .vault import parse_moment
+from .vault import bare_permalink, parse_moment
 
 _CLAIM_KEY = re.compile(r"^[a-z0-9._:-]{1,128}$")
 MAX_CONDITIONS = 4
@@ -55,7 +55,7 @@ def supersedes(front: Mapping[str, Any]) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list):
         return ()
-    return tuple(dict.fromkeys(_bare(str(v)) for v in value if str(v).strip()))
+    return tuple(dict.fromkeys(bare_permalink(str(v)) for v in value if str(v).strip()))
 
 
 def knowledge(front: Mapping[str, Any]) -> Knowledge | None:
@@ -116,7 +116,3 @@ def _strings(value: Any) -> tuple[str, ...]:
         return ()
     return tuple(str(v) for v in value[:MAX_CONDITIONS] if str(v).strip())
 
-
-def _bare(permalink: str) -> str:
-    permalink = permalink.strip()
-    return permalink[len("memory://") :] if permalink.startswith("memory://") else permalink

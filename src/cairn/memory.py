@@ -42,6 +42,7 @@ from .vault import (
     FileStat,
     VaultConfig,
     atomic_write,
+    bare_permalink,
     folder_scope,
     load_config,
     make_permalink,
@@ -363,7 +364,7 @@ class Memory:
         from . import markdown
 
         scope = self._write_scope(scope)
-        permalink = _bare(permalink)
+        permalink = bare_permalink(permalink)
         with self._writing():
             trash = self.vault / scope_folder(scope) / ".trash"
             found: list[tuple[str, str, Note]] = []
@@ -513,7 +514,7 @@ class Memory:
                 (row, note_score, lines, [(n, t) for n, t in lines if not ranking.is_heading(t)])
             )
         scored = _score_lines(candidates, ranker)[:limit]
-        details = self._details([row for _, row, *_ in scored], filters)
+        details = self._details([row for _, row, *_ in scored], filters, lines=all_lines)
         per_note: dict[int, _HitExtras] = {}  # several lines, one note
         return [
             self._hit(
@@ -538,7 +539,7 @@ class Memory:
         if not 0 <= depth <= 5:
             raise InvalidInput("depth must be between 0 and 5")
         bound = parse_moment(timeframe, self.tz) if timeframe else None
-        target = _bare(url)
+        target = bare_permalink(url)
         with self._lock:
             self._sync()
             if "*" in target:
@@ -862,7 +863,7 @@ class Memory:
         return markdown.set_fields(text, {"modified": now_iso(self.tz), "origin": self.origin})
 
     def _resolve(self, identifier: str, scopes: Sequence[str]) -> Row:
-        ident = _bare(identifier)
+        ident = bare_permalink(identifier)
         if not ident:
             raise InvalidInput("give a permalink, a memory:// URL, a title or a path")
         if ident.endswith(".md"):
@@ -896,12 +897,17 @@ class Memory:
         row = self._resolve(permalink, (scope,))
         return self._load(row.path)  # raises DamagedNote if it broke since it was indexed
 
-    def _details(self, rows: Sequence[Row], filters: Filters) -> _Details:
-        """Lines and links of the rows about to become hits: four queries for all of them."""
+    def _details(
+        self, rows: Sequence[Row], filters: Filters, lines: dict[int, list[tuple[int, str]]] | None = None
+    ) -> _Details:
+        """Lines and links of the rows about to become hits: four queries for all of them, three
+        when their ``lines`` were already read."""
         rows = list({r.id: r for r in rows}.values())
         ids = [r.id for r in rows]
         return _Details(
-            lines=self._index.lines_of_many(ids, include_sensitive=filters.include_sensitive),
+            lines=lines
+            if lines is not None
+            else self._index.lines_of_many(ids, include_sensitive=filters.include_sensitive),
             relations=self._index.relations_of_many(ids),
             backlinks=self._index.backlinks_of_many(rows),
             superseded=self._index.superseded_by_many(rows, filters.now),
@@ -1098,11 +1104,6 @@ def _best_line(
         if score > 0 and key > best_key:
             best, best_key = number, key
     return best
-
-
-def _bare(identifier: str) -> str:
-    ident = identifier.strip()
-    return ident[len("memory://") :] if ident.startswith("memory://") else ident
 
 
 def _clean_title(title: str) -> str:

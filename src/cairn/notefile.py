@@ -52,8 +52,13 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
-def load_note(path: str, data: bytes, *, mtime_ns: int = 0, tz: Any = None) -> Note:
-    """Parse the file at vault-relative ``path``; raises DamagedNote when it cannot be read."""
+def load_note(
+    path: str, data: bytes, *, mtime_ns: int = 0, tz: Any = None, version: str | None = None
+) -> Note:
+    """Parse the file at vault-relative ``path``; raises DamagedNote when it cannot be read.
+
+    ``version`` is ``content_hash(data)`` when the caller has already worked it out.
+    """
     from . import markdown  # imported here: reads of an up-to-date index never parse (yaml: ~30 ms)
 
     text = decode(path, data)
@@ -86,12 +91,8 @@ def load_note(path: str, data: bytes, *, mtime_ns: int = 0, tz: Any = None) -> N
         text=text,
         observations=doc.observations,
         relations=doc.relations,
-        version=content_hash(data),
+        version=version or content_hash(data),
     )
-
-
-def folder_of(path: str) -> str:
-    return split_path(path)[1]
 
 
 _SECTION_HEADINGS = {"## observations", "## relations"}

@@ -60,18 +60,26 @@ class NoteRecord:
 
 
 def note_record(
-    path: str, data: bytes, *, size: int, mtime_ns: int, kept_mtime: int, tz: tzinfo
+    path: str,
+    data: bytes,
+    *,
+    size: int,
+    mtime_ns: int,
+    kept_mtime: int,
+    tz: tzinfo,
+    digest: str | None = None,
 ) -> NoteRecord:
     """Parse ``data`` (the file at vault-relative ``path``) into its index rows.
 
     ``mtime_ns`` is the file's own mtime (it dates a note without ``created``); ``kept_mtime``
-    is what the index remembers.
+    is what the index remembers; ``digest`` is ``content_hash(data)`` if already worked out.
     """
+    digest = digest or content_hash(data)
     try:
-        note = load_note(path, data, mtime_ns=mtime_ns, tz=tz)
+        note = load_note(path, data, mtime_ns=mtime_ns, tz=tz, version=digest)
     except DamagedNote as exc:
         scope, folder = split_path(path)
-        return NoteRecord(path, scope, folder, size, kept_mtime, content_hash(data), error=exc.message)
+        return NoteRecord(path, scope, folder, size, kept_mtime, digest, error=exc.message)
     return rows_of(note, size=size, kept_mtime=kept_mtime, tz=tz)
 
 
@@ -175,16 +183,21 @@ ReadResult = NoteRecord | None  # None: the file went away before it could be re
 Work = tuple[FileStat, int, str | None]
 
 
-def read_record(vault: Path, st: FileStat, kept_mtime: int, tz: tzinfo, known: str | None = None) -> ReadResult:
+def read_record(
+    vault: Path, st: FileStat, kept_mtime: int, tz: tzinfo, known: str | None = None
+) -> ReadResult:
     """The file's rows; only its hash (an empty record) when its bytes still hash to ``known``."""
     try:
         data = (vault / st.path).read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
-    if known is not None and content_hash(data) == known:
+    digest = content_hash(data)
+    if digest == known:
         scope, folder = split_path(st.path)
         return NoteRecord(st.path, scope, folder, st.size, kept_mtime, known)
-    return note_record(st.path, data, size=st.size, mtime_ns=st.mtime_ns, kept_mtime=kept_mtime, tz=tz)
+    return note_record(
+        st.path, data, size=st.size, mtime_ns=st.mtime_ns, kept_mtime=kept_mtime, tz=tz, digest=digest
+    )
 
 
 def _read_chunk(vault: Path, chunk: Sequence[Work], tz: tzinfo) -> list[ReadResult]:
@@ -199,27 +212,23 @@ def read_records(vault: Path, work: Sequence[Work], tz: tzinfo) -> Iterator[Read
     (a lock another thread holds would stay locked in the child); it reads the files itself.
     """
     workers = min(os.cpu_count() or 1, 4)
-    if len(work) < PARALLEL_AFTER or workers < 2 or threading.active_count() > 1:
-        for st, kept, known in work:
-            yield read_record(vault, st, kept, tz, known)
-        return
-    chunks = [work[i : i + _CHUNK] for i in range(0, len(work), _CHUNK)]
-    pool = _forked_pool(workers)
-    if pool is None:  # no fork here, or no way to start processes: do the work in line
-        yield from _read_chunk(vault, work, tz)
-        return
-    from concurrent.futures.process import BrokenProcessPool
-
+    parallel = len(work) >= PARALLEL_AFTER and workers >= 2 and threading.active_count() == 1
+    pool = _forked_pool(workers) if parallel else None
     done = 0
-    try:
-        with pool:
-            for results in pool.map(_read_chunk, [vault] * len(chunks), chunks, [tz] * len(chunks)):
-                for result in results:
-                    done += 1
-                    yield result
-    except BrokenProcessPool:  # a worker died (killed, out of memory): finish the work here
-        for st, kept, known in work[done:]:
-            yield read_record(vault, st, kept, tz, known)
+    if pool is not None:
+        from concurrent.futures.process import BrokenProcessPool
+
+        chunks = [work[i : i + _CHUNK] for i in range(0, len(work), _CHUNK)]
+        try:
+            with pool:
+                for results in pool.map(_read_chunk, [vault] * len(chunks), chunks, [tz] * len(chunks)):
+                    for result in results:
+                        done += 1
+                        yield result
+        except BrokenProcessPool:  # a worker died (killed, out of memory): the rest is read here
+            pass
+    for st, kept, known in work[done:]:  # few files, no fork here, or what a dead worker left
+        yield read_record(vault, st, kept, tz, known)
 
 
 def _forked_pool(workers: int) -> Executor | None:

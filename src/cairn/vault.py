@@ -30,6 +30,12 @@ _WINDOWS_RESERVED = {
 _MAX_NAME_BYTES = 200  # leaves room for ".md", conflict suffixes and temp names under the usual 255
 
 
+def bare_permalink(identifier: str) -> str:
+    """``memory://x`` or ``x`` (with stray spaces) -> ``x``."""
+    ident = identifier.strip()
+    return ident[len("memory://") :] if ident.startswith("memory://") else ident
+
+
 def validate_scope(scope: str) -> str:
     """Return ``scope`` if it is ``user``, ``agent:<id>``, ``group:<id>`` or ``workspace:<slug>``."""
     if scope == "user":
