@@ -56,7 +56,9 @@ def test_knowledge_is_searchable_and_claims_disagree_openly(memory: Memory) -> N
 def test_agreeing_claims_are_not_a_disagreement(memory: Memory) -> None:
     for title in ("Port A", "Port B"):
         memory.write(title, observations=["[fact] the port"], fields={"knowledge": {"claim": {"key": "svc.port", "value": "8080"}}})
-    assert all(h.disagreement == () for h in memory.search("port"))
+    hits = memory.search("port")
+    assert sorted(h.title for h in hits) == ["Port A", "Port B"]
+    assert all(h.claim.value == "8080" and h.disagreement == () for h in hits)
 
 
 def test_sensitive_observations_stay_out_of_search_and_snippets(memory: Memory) -> None:

@@ -645,19 +645,20 @@ class Memory:
                 continue
             group = None
             mates: list[Row] = []
-            if row.claim_key:
-                holders = [
-                    r
-                    for r in self._index.claim_holders(current, row.claim_key)
-                    if not self._index.superseded_by(r, current.now)
-                ]
-                if len({r.claim_value for r in holders}) > 1:
-                    group = row.claim_key
-                    mates = [r for r in holders if r.permalink != row.permalink and r.permalink not in seen]
+            if row.claim_key and (holders := self._disagreeing(current, row.claim_key)):
+                group = row.claim_key
+                mates = [r for r in holders if r.permalink != row.permalink and r.permalink not in seen]
             for member in [row, *mates]:
                 seen.add(member.permalink)
                 items.append(self._snapshot_item(member, why, group))
         return items
+
+    def _disagreeing(self, filters: Filters, claim_key: str) -> list[Row]:
+        """The current notes claiming a value for ``claim_key``, if they claim more than one value."""
+        holders = self._index.claim_holders(filters, claim_key)
+        replaced = self._index.superseded_by_many(holders, filters.now)
+        current = [r for r in holders if not replaced[r.id]]
+        return current if len({r.claim_value for r in current}) > 1 else []
 
     def _snapshot_item(self, row: Row, why: str, group: str | None) -> snapshot.Item:
         lines = [text for _, text in self._index.lines_of(row.id) if text.lstrip("# ").strip() != row.title]
@@ -988,30 +989,20 @@ class Memory:
         )
         ordered = list(hits)
         for hit in hits:
-            if hit.claim and not hit.superseded_by:
-                holders = [
-                    r
-                    for r in self._index.claim_holders(visible, hit.claim.key)
-                    if not self._index.superseded_by(r, filters.now)
+            if hit.claim and not hit.superseded_by and (holders := self._disagreeing(visible, hit.claim.key)):
+                claims = tuple(Claim(r.claim_key or "", r.claim_value, r.permalink, r.path) for r in holders)
+                at = ordered.index(hit)
+                ordered[at] = replace(
+                    hit, disagreement=tuple(c for c in claims if c.permalink != hit.permalink)
+                )
+                present = {h.permalink for h in ordered}
+                missing = [r for r in holders if r.permalink not in present]
+                details = self._details(missing, visible)
+                extra = [self._hit(r, 0.0, visible, ranker=ranker, details=details) for r in missing]
+                ordered[at + 1 : at + 1] = [
+                    replace(e, disagreement=tuple(c for c in claims if c.permalink != e.permalink))
+                    for e in extra
                 ]
-                if len({r.claim_value for r in holders}) > 1:
-                    claims = tuple(
-                        Claim(r.claim_key or "", r.claim_value, r.permalink, r.path) for r in holders
-                    )
-                    at = ordered.index(hit)
-                    ordered[at] = replace(
-                        hit, disagreement=tuple(c for c in claims if c.permalink != hit.permalink)
-                    )
-                    present = {h.permalink for h in ordered}
-                    extra = [
-                        self._hit(r, 0.0, visible, ranker=ranker)
-                        for r in holders
-                        if r.permalink not in present
-                    ]
-                    ordered[at + 1 : at + 1] = [
-                        replace(e, disagreement=tuple(c for c in claims if c.permalink != e.permalink))
-                        for e in extra
-                    ]
         for hit in [h for h in ordered if h.superseded_by]:
             replacer = hit.superseded_by[0]
             positions = {h.permalink: i for i, h in enumerate(ordered)}
