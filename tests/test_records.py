@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn import Memory, records
+from cairn import Memory, records, tokenize
 
 
 def _fill(vault: Path, n: int) -> None:
@@ -43,8 +43,10 @@ def _dump(index_path: str) -> dict[str, list[tuple]]:
         "tags": "SELECT n.path, t.tag FROM note_tags t JOIN notes n ON n.id = t.note_id ORDER BY 1, 2",
         "obs": "SELECT path, observations FROM notes ORDER BY path",
         "rels": "SELECT n.path, r.line, r.type, r.target FROM relations r JOIN notes n ON n.id = r.note_id ORDER BY 1, 2, 4",
-        "vocab": "SELECT term, doc, cnt FROM notes_vocab ORDER BY term",
+        "vocab": "SELECT term, doc, cnt FROM temp.vocab ORDER BY term",
+        "term_df": "SELECT term, docs, private FROM term_df ORDER BY term",
     }
+    db.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab (main, notes_fts, 'row')")
     out = {name: db.execute(sql).fetchall() for name, sql in tables.items()}
     db.close()
     return out
@@ -146,3 +148,50 @@ def test_a_worker_that_dies_leaves_the_work_to_this_process(
         report = mem.reindex()
         assert report.added == 31 and len(report.damaged) == 1
         assert [h.title for h in mem.search("笔记 7 note", limit=1)] == ["笔记 7 note"]
+
+
+def _token_counts(index_path: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+    """The notes per token as the index keeps them, and as FTS5 counts them from its doclists."""
+    db = sqlite3.connect(index_path)
+    db.execute("CREATE VIRTUAL TABLE temp.by_row USING fts5vocab (main, notes_fts, 'row')")
+    db.execute("CREATE VIRTUAL TABLE temp.by_col USING fts5vocab (main, notes_fts, 'col')")
+    private = dict(db.execute("SELECT term, doc FROM temp.by_col WHERE col = 'private'").fetchall())
+    truth = {term: (doc, private.get(term, 0)) for term, doc in db.execute("SELECT term, doc FROM temp.by_row")}
+    kept = {term: (docs, priv) for term, docs, priv in db.execute("SELECT term, docs, private FROM term_df")}
+    db.close()
+    return kept, truth
+
+
+def test_notes_per_token_follow_every_change_as_fts5_counts_them(vault: Path, isolated_home: Path) -> None:
+    _fill(vault, 30)
+    folder = vault / "user" / "notes"
+    word = {w: tokenize.tokens(w, stem=tokenize.STEM_ENGLISH)[0] for w in ("deployment", "rollout", "combination")}
+    with Memory.open(vault, home=isolated_home, watch=False) as mem:
+        mem.reindex()  # every file new: recounted from FTS5 at the end
+        kept, truth = _token_counts(mem.index_path)
+        assert kept == truth and truth[word["deployment"]] == (30, 0)
+
+        # A few files changed: counted file by file.
+        mem.write("新的笔记", observations=["[fact] deployment 第二次 zygote"])
+        edited = folder / "n001.md"
+        edited.write_text(
+            edited.read_text(encoding="utf-8").replace("deployment", "rollout")
+            + "- [secret] 保险柜 combination #sensitive\n",
+            encoding="utf-8",
+        )
+        (folder / "n002.md").unlink()
+        (folder / "n003.md").write_text("---\ntitle: [broken\n---\n", encoding="utf-8")
+        (folder / "broken.md").write_text("---\ntitle: Mended\n---\n\n- [fact] mended zygote\n", encoding="utf-8")
+        report = mem.refresh()
+        assert (report.removed, len(report.damaged)) == (1, 1)
+        kept, truth = _token_counts(mem.index_path)
+        assert kept == truth
+        assert truth[word["deployment"]] == (28, 0) and truth[word["rollout"]] == (1, 0)
+        assert truth[word["combination"]] == (1, 1) and truth["zygote"] == (2, 0)
+
+        # Many new files at once: recounted again, over the counts already kept.
+        for i in range(20):
+            (folder / f"extra{i}.md").write_text(f"# Extra {i}\n\n- [fact] zygote number{i}\n", encoding="utf-8")
+        assert mem.refresh().added == 20
+        kept, truth = _token_counts(mem.index_path)
+        assert kept == truth and truth["zygote"] == (22, 0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cairn import InvalidInput, Memory, ranking
 
@@ -189,3 +191,30 @@ def test_accented_lines_rank_and_count_like_their_folded_words(memory: Memory) -
     hit = memory.search("naive", granularity="line", limit=1)[0]
     assert hit.line == note.observations[1].line
     assert hit.coverage == 1.0
+
+
+def test_a_word_in_most_notes_still_finds_notes_once_the_rarer_words_run_out(memory: Memory) -> None:
+    for i in range(10):
+        memory.write(f"Common {i}", observations=[f"[misc] ordinary backup run {i}"])
+    memory.write("Rare one", observations=["[misc] ordinary quasar sighting"])
+    memory.write("Rare two", observations=["[misc] another quasar report"])
+    # "ordinary" is in 11 notes of 12, so BM25 gives it no weight: the ranking query leaves it out
+    # while "quasar" can fill the limit, and brings it back when it cannot.
+    assert titles(memory.search("ordinary quasar", limit=2)) == ["Rare one", "Rare two"]
+    hits = memory.search("ordinary quasar", limit=5)
+    assert titles(hits)[:2] == ["Rare one", "Rare two"]
+    assert len(hits) == 5 and all(t.startswith("Common") for t in titles(hits)[2:])
+    lines = memory.search("ordinary quasar", limit=5, granularity="line")
+    assert len(lines) == 5 and {h.title for h in lines} >= {"Rare one", "Rare two"}
+    # The same when the common word is in a sensitive line of half the notes.
+    for i in range(12):
+        memory.write(f"Private {i}", observations=[f"[misc] nebula entry {i} #sensitive"])
+    assert len(memory.search("nebula quasar", limit=5, include_sensitive=True)) == 5
+    assert titles(memory.search("nebula quasar", limit=5)) == ["Rare one", "Rare two"]
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\n"), max_size=40), max_size=8))
+def test_lines_are_counted_the_same_folded_together_or_alone(texts: list[str]) -> None:
+    terms = ["naive", "cafe", "数据", "ss", "i"]
+    query = ranking.Query.build(terms, 100, {}, frozenset())
+    assert ranking.term_counts(texts, query) == [ranking.term_counts([t], query)[0] for t in texts]

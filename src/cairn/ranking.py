@@ -88,12 +88,15 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
 
     A cheap substring test comes first: most lines hold none of the terms.
     """
+    # Folded as the index folds (accents too), so "naïve" holds the probe of "naive"; all at once,
+    # since folding never adds or removes a line break.
+    folded = tokenize.fold("\n".join(texts)).split("\n") if texts else []
+    if len(folded) != len(texts):  # a text with a line break of its own
+        folded = [tokenize.fold(text) for text in texts]
     counted: list[Counter[str] | None] = []
-    for text in texts:
-        # Folded as the index folds (accents too), so "naïve" holds the probe of "naive".
-        folded = tokenize.fold(text)
-        if any(p in folded for p in query.probes):
-            counted.append(Counter(tokenize.tokens(folded, stem=tokenize.STEM_ENGLISH)))
+    for text in folded:
+        if any(p in text for p in query.probes):
+            counted.append(Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH, folded=True)))
         else:
             counted.append(None)
     return counted

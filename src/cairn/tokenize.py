@@ -60,12 +60,13 @@ _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊么哪怎谁什我你他她它")
 
 
-def tokens(text: str, *, stem: bool = False) -> list[str]:
+def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
     """Split text into index tokens, in text order.
 
     Args:
         text: any text.
         stem: apply :func:`stem` to ASCII words (use the same setting when querying).
+        folded: ``text`` is already ``fold(text)``.
 
     Returns:
         Words (lower case, diacritics removed) and, for CJK runs, the bigram that starts at
@@ -74,7 +75,7 @@ def tokens(text: str, *, stem: bool = False) -> list[str]:
     """
     out: list[str] = []
     # _runs() inlined, and map() for the per-character work: this is the indexing hot path.
-    for cjk, word in _RUN_RE.findall(fold(text)):
+    for cjk, word in _RUN_RE.findall(text if folded else fold(text)):
         if word:
             out.append(_stem(word) if stem else word)
             continue
