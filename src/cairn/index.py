@@ -261,7 +261,6 @@ class Index:
         db.execute("PRAGMA temp_store=MEMORY")
         # FTS5's own count of notes per token, for recounting term_df after a large batch.
         db.execute("CREATE VIRTUAL TABLE temp.vocab_row USING fts5vocab (main, notes_fts, 'row')")
-        db.execute("CREATE VIRTUAL TABLE temp.vocab_col USING fts5vocab (main, notes_fts, 'col')")
         return db
 
     def _ensure_schema(self) -> None:
@@ -619,9 +618,7 @@ class Batch:
     def insert(self, record: NoteRecord) -> None:
         """Put one file's rows in place of what the index held for its path (paths in one batch
         are distinct: a removed row is never one still waiting to be flushed)."""
-        old = self._forget(record.path)
-        if not self.recount:
-            self._count(old, None if record.error is not None else _tokens(record.fts))
+        self._count(self._forget(record.path), None if record.error is not None else record.fts)
         head = (record.path, record.scope, record.folder, record.size, record.mtime_ns, record.digest)
         if record.error is not None:
             self.db.execute(
@@ -647,13 +644,10 @@ class Batch:
 
     def remove(self, path: str) -> None:
         """Forget the file at ``path``, if the index holds it."""
-        old = self._forget(path)
-        if not self.recount:
-            self._count(old, None)
+        self._count(self._forget(path), None)
 
-    def _forget(self, path: str) -> _Tokens | None:
-        """Delete the rows of ``path``; return the tokens it had in FTS5 (None if none, or when
-        recounting anyway)."""
+    def _forget(self, path: str) -> _Columns | None:
+        """Delete the rows of ``path``; return what its FTS5 columns held (None: no row there)."""
         row = self.db.execute(
             "SELECT id, title, permalink, tags, error, frontmatter, (SELECT lines FROM note_lines WHERE note_id = id)"
             " FROM notes WHERE path = ?",
@@ -674,14 +668,15 @@ class Batch:
         for table in ("note_tags", "relations", "supersedes", "note_lines"):
             self.db.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
         self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
-        return _tokens(values) if error is None and not self.recount else None
+        return values if error is None else None
 
-    def _count(self, old: _Tokens | None, new: _Tokens | None) -> None:
-        """Record a note's tokens changing from ``old`` to ``new`` (None: no note)."""
-        for counter, before, after in (
-            (self.docs, old[0] if old else set(), new[0] if new else set()),
-            (self.private, old[1] if old else set(), new[1] if new else set()),
-        ):
+    def _count(self, old: _Columns | None, new: _Columns | None) -> None:
+        """Record a note's FTS columns changing from ``old`` to ``new`` (None: no note)."""
+        pairs = [(self.private, _private_tokens(old), _private_tokens(new))]
+        if not self.recount:  # private ones are counted even then: few notes have any, and FTS5
+            # could count them only by reading every column's list of every token
+            pairs.append((self.docs, _all_tokens(old), _all_tokens(new)))
+        for counter, before, after in pairs:
             if before != after:
                 counter.update(after - before)
                 counter.subtract(before - after)
@@ -704,31 +699,38 @@ class Batch:
     def close(self) -> None:
         self.flush()
         if self.recount:
+            private = dict(self.db.execute("SELECT term, private FROM term_df WHERE private != 0").fetchall())
             self.db.execute("DELETE FROM term_df")
-            self.db.execute(
-                "INSERT INTO term_df SELECT r.term, r.doc, coalesce(p.doc, 0) FROM temp.vocab_row r"
-                " LEFT JOIN (SELECT term, doc FROM temp.vocab_col WHERE col = 'private') p USING (term)"
+            self.db.execute("INSERT INTO term_df SELECT term, doc, 0 FROM temp.vocab_row")
+            self.private.update(private)
+            self.db.executemany(
+                "UPDATE term_df SET private = ? WHERE term = ?", [(n, t) for t, n in self.private.items() if n]
             )
-            return
-        changed = [(t, n, self.private[t]) for t, n in self.docs.items() if n or self.private[t]]
-        self.db.executemany(
-            "INSERT INTO term_df VALUES (?, ?, ?) ON CONFLICT (term)"
-            " DO UPDATE SET docs = docs + excluded.docs, private = private + excluded.private",
-            changed,
-        )
-        self.db.executemany(
-            "DELETE FROM term_df WHERE term = ? AND docs <= 0", [(t,) for t, n, _ in changed if n < 0]
-        )
+        else:
+            changed = [(t, n, self.private[t]) for t, n in self.docs.items()]
+            changed += [(t, 0, n) for t, n in self.private.items() if t not in self.docs]
+            changed = [c for c in changed if c[1] or c[2]]
+            self.db.executemany(
+                "INSERT INTO term_df VALUES (?, ?, ?) ON CONFLICT (term)"
+                " DO UPDATE SET docs = docs + excluded.docs, private = private + excluded.private",
+                changed,
+            )
+            self.db.executemany(
+                "DELETE FROM term_df WHERE term = ? AND docs <= 0", [(t,) for t, n, _ in changed if n < 0]
+            )
         self.docs.clear()
         self.private.clear()
 
 
-_Tokens = tuple[set[str], set[str]]  # a note's distinct FTS tokens: in any column, in the private one
+_Columns = Sequence[str]  # what a note's FTS5 columns hold: title, permalink, tags, body, private
 
 
-def _tokens(fts: Sequence[str]) -> _Tokens:
-    every = set(" ".join(fts).split())
-    return every, set(fts[-1].split()) if fts[-1] else set()
+def _all_tokens(columns: _Columns | None) -> set[str]:
+    return set(" ".join(columns).split()) if columns else set()
+
+
+def _private_tokens(columns: _Columns | None) -> set[str]:
+    return set(columns[-1].split()) if columns and columns[-1] else set()
 
 
 def prefix_terms(terms: Sequence[str]) -> frozenset[str]:
