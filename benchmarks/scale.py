@@ -266,6 +266,18 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
             ]
         )
         rows.append(["context depth 2 (20 notes)", _lat(ctx2), "", "", "—"])
+        # What an agent injects before a model step: the notes for a query, in a 20-note, 8 KB budget.
+        snap_qs = qs[: min(len(qs), 100)]
+        snaps = [_timed(lambda q=q: mem.snapshot(q, top_k=20, max_bytes=8192))[0] for q in snap_qs]
+        rows.append(
+            [
+                f"snapshot, top 20 in 8 KB ({len(snaps)} queries)",
+                _lat(snaps),
+                f"naive search p50 {_ms(naive_p50)}; in-process search p50 {_ms(p50)}",
+                f"{percentile(snaps, 50) / p50:.1f}x search",
+                "—",
+            ]
+        )
         mem.close()
 
         cli_env = {**os.environ, "CAIRN_VAULT": str(vault), "CAIRN_HOME": str(home)}

@@ -41,7 +41,7 @@ def _dump(index_path: str) -> dict[str, list[tuple]]:
     tables = {
         "notes": "SELECT path, permalink, title, tags, error, l.lines FROM notes n LEFT JOIN note_lines l ON l.note_id = n.id ORDER BY path",
         "tags": "SELECT n.path, t.tag FROM note_tags t JOIN notes n ON n.id = t.note_id ORDER BY 1, 2",
-        "obs": "SELECT path, observations FROM notes ORDER BY path",
+        "obs": "SELECT path, l.observations FROM notes n LEFT JOIN note_lines l ON l.note_id = n.id ORDER BY path",
         "rels": "SELECT n.path, r.line, r.type, r.target FROM relations r JOIN notes n ON n.id = r.note_id ORDER BY 1, 2, 4",
         "vocab": "SELECT term, doc, cnt FROM temp.vocab ORDER BY term",
         "term_df": "SELECT term, docs, private FROM term_df ORDER BY term",
@@ -103,7 +103,10 @@ def test_observations_are_kept_with_their_line_category_tags_and_context(memory:
         body="Free text, not an observation.",
     )
     db = sqlite3.connect(memory.status()["index"])
-    (stored,) = db.execute("SELECT observations FROM notes WHERE permalink = ?", (note.permalink,)).fetchone()
+    (stored,) = db.execute(
+        "SELECT l.observations FROM notes n JOIN note_lines l ON l.note_id = n.id WHERE n.permalink = ?",
+        (note.permalink,),
+    ).fetchone()
     db.close()
     expected = [
         [o.line, o.category, list(o.tags), o.context, int("sensitive" in o.tags)] for o in note.observations

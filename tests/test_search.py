@@ -95,6 +95,17 @@ def test_structural_filters(memory: Memory, vault: Path) -> None:
         memory.search("", where={"bad'name": 1})
 
 
+def test_a_folder_filter_takes_the_folders_below_and_not_its_siblings(memory: Memory) -> None:
+    memory.write("Top", folder="courses")
+    memory.write("Below", folder="courses/old/2024")
+    memory.write("中文 below", folder="courses/课程")
+    memory.write("Sibling", folder="courses-2025")
+    memory.write("Longer name", folder="coursesx")
+    assert set(titles(memory.search("", folder="courses"))) == {"Top", "Below", "中文 below"}
+    assert set(titles(memory.search("", folder="courses/old"))) == {"Below"}
+    assert titles(memory.search("", folder="courses-2025")) == ["Sibling"]
+
+
 def test_time_ranges(memory: Memory, vault: Path) -> None:
     old = memory.write("Old note", observations=["[k] timeline"])
     memory.write("New note", observations=["[k] timeline"])

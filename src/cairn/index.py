@@ -25,7 +25,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"12/stem={int(tokenize.STEM_ENGLISH)}"
+SCHEMA_VERSION = f"13/stem={int(tokenize.STEM_ENGLISH)}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -55,13 +55,15 @@ CREATE TABLE notes (
     frontmatter TEXT,
     expires_ts REAL,
     claim_key TEXT,
-    claim_value TEXT,
-    -- JSON [[line, category, [tags], context, sensitive], ...], the text being in note_lines. One
-    -- value per note, not a row per observation: rows cost a third of a rebuild's writing.
-    observations TEXT
+    claim_value TEXT
 );
--- Apart from notes, so that scanning notes (the freshness check reads every row) stays small.
-CREATE TABLE note_lines (note_id INTEGER PRIMARY KEY, lines BLOB NOT NULL);
+-- Apart from notes, so that scanning notes (the freshness check reads every row, a filter on
+-- front matter may too) stays small. observations: JSON [[line, category, [tags], context,
+-- sensitive], ...] (the text is in lines). One value per note, not a row per observation: rows
+-- cost a third of a rebuild's writing.
+CREATE TABLE note_lines (note_id INTEGER PRIMARY KEY, lines BLOB NOT NULL, observations TEXT);
+CREATE INDEX notes_type ON notes (type);
+CREATE INDEX notes_folder ON notes (folder);
 CREATE INDEX notes_claim ON notes (claim_key);
 CREATE TABLE supersedes (note_id INTEGER NOT NULL, target TEXT NOT NULL);
 CREATE INDEX supersedes_target ON supersedes (target);
@@ -143,8 +145,9 @@ class Filters:
             clauses.append("n.type = ?")
             params.append(self.type)
         if self.folder:
-            clauses.append("(n.folder = ? OR substr(n.folder, 1, ?) = ?)")
-            params += [self.folder, len(self.folder) + 1, self.folder + "/"]
+            # The folder or below: a range of the index ("/" sorts right before "0").
+            clauses.append("(n.folder = ? OR (n.folder >= ? AND n.folder < ?))")
+            params += [self.folder, self.folder + "/", self.folder + "0"]
         for column, bound, op in (
             ("modified_ts", self.since, ">="),
             ("modified_ts", self.until, "<="),
@@ -629,11 +632,11 @@ class Batch:
         note_id = self.db.execute(
             "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
             " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
-            " claim_key, claim_value, observations)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " claim_key, claim_value)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*head, *record.columns),
         ).lastrowid
-        self.db.execute("INSERT INTO note_lines VALUES (?, ?)", (note_id, record.lines))
+        self.db.execute("INSERT INTO note_lines VALUES (?, ?, ?)", (note_id, record.lines, record.observations))
         self.supersedes += [(note_id, t) for t in record.supersedes]
         self.tags += [(note_id, t) for t in record.tags]
         self.relations += [(note_id, *r) for r in record.relations]

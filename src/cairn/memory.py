@@ -624,14 +624,15 @@ class Memory:
         self, rows: Sequence[tuple[Row, str]], current: Filters, omitted: dict[str, list[str]]
     ) -> list[snapshot.Item]:
         """Replace superseded notes by what replaces them and keep disagreeing claims together."""
-        items: list[snapshot.Item] = []
+        chosen: list[tuple[Row, str, str | None]] = []  # (row, why, claim group)
         seen: set[str] = set()
         queue = list(rows)
+        replaced = self._index.superseded_by_many([row for row, _ in rows], current.now)
         while queue:
             row, why = queue.pop(0)
             if row.permalink in seen:
                 continue
-            replacers = self._index.superseded_by(row, current.now)
+            replacers = replaced[row.id] if row.id in replaced else self._index.superseded_by(row, current.now)
             if replacers:
                 omitted["superseded"].append(row.permalink)
                 seen.add(row.permalink)
@@ -649,8 +650,8 @@ class Memory:
                 mates = [r for r in holders if r.permalink != row.permalink and r.permalink not in seen]
             for member in [row, *mates]:
                 seen.add(member.permalink)
-                items.append(self._snapshot_item(member, why, group))
-        return items
+                chosen.append((member, why, group))
+        return [self._snapshot_item(row, why, group) for row, why, group in chosen]
 
     def _disagreeing(self, filters: Filters, claim_key: str) -> list[Row]:
         """The current notes claiming a value for ``claim_key``, if they claim more than one value."""
@@ -660,15 +661,18 @@ class Memory:
         return current if len({r.claim_value for r in current}) > 1 else []
 
     def _snapshot_item(self, row: Row, why: str, group: str | None) -> snapshot.Item:
-        lines = [text for _, text in self._index.lines_of(row.id) if text.lstrip("# ").strip() != row.title]
-        know = lifecycle.knowledge(json.loads(row.frontmatter))
-        if know:
-            lines += [f"applies when (not verified): {c}" for c in know.applicability]
-            lines += [f"failed when: {c}" for c in know.counterexamples]
-            if know.claim_key:
-                lines.append(f"claim: {know.claim_key} = {know.claim_value}")
-        if row.expires_ts is not None:
-            lines.append(f"expires: {_expires_text(row)}")
+        def body() -> str:  # read only if the snapshot tries this note
+            lines = [text for _, text in self._index.lines_of(row.id) if text.lstrip("# ").strip() != row.title]
+            know = lifecycle.knowledge(json.loads(row.frontmatter))
+            if know:
+                lines += [f"applies when (not verified): {c}" for c in know.applicability]
+                lines += [f"failed when: {c}" for c in know.counterexamples]
+                if know.claim_key:
+                    lines.append(f"claim: {know.claim_key} = {know.claim_value}")
+            if row.expires_ts is not None:
+                lines.append(f"expires: {_expires_text(row)}")
+            return _clip("\n".join(lines), SNAPSHOT_ITEM_BYTES, row.permalink)
+
         return snapshot.Item(
             permalink=row.permalink,
             title=row.title,
@@ -677,7 +681,7 @@ class Memory:
             origin=row.origin,
             modified=row.modified,
             why=why,
-            body=_clip("\n".join(lines), SNAPSHOT_ITEM_BYTES, row.permalink),
+            body=body,
             group=group,
         )
 

@@ -50,9 +50,10 @@ class NoteRecord:
     mtime_ns: int  # as the index remembers it (see ``Memory``: -1 for a file still settling)
     digest: str
     error: str | None = None
-    # notes columns from permalink to observations, in table order
+    # notes columns from permalink to claim_value, in table order
     columns: tuple[object, ...] = ()
     lines: bytes = b""  # pack_lines() of the searchable lines
+    observations: str | None = None  # JSON, see the note_lines table
     tags: tuple[str, ...] = ()  # keys, distinct
     supersedes: tuple[str, ...] = ()
     relations: tuple[tuple[object, ...], ...] = ()  # (line, type, target, target key, inline, context)
@@ -106,6 +107,8 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
         lifecycle.expires_at(front, tz),
         know.claim_key if know else None,
         know.claim_value if know else None,
+    )
+    observations = (
         json.dumps(
             [
                 [
@@ -122,7 +125,7 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
             separators=_COMPACT,
         )
         if observed
-        else None,
+        else None
     )
     relations = tuple(
         (r.line, r.type, r.target, key(r.target), int(r.inline), r.context) for r in note.relations
@@ -136,6 +139,7 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
         note.version,
         columns=columns,
         lines=pack_lines(lines),
+        observations=observations,
         tags=tuple(dict.fromkeys(key(t) for t in note.tags)),
         supersedes=lifecycle.supersedes(front),
         relations=relations,
