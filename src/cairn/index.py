@@ -332,7 +332,7 @@ class Index:
         """Insert many files (distinct paths), each table's rows written in batches.
 
         ``recount``, for a batch that rewrites much of the index: count the notes holding each
-        token afresh from FTS5 at the end (0.3 s at 10k notes) rather than file by file (about
+        token afresh from FTS5 at the end (0.2 s at 10k notes) rather than file by file (about
         0.15 ms each).
         """
         batch = Batch(self.db, recount=recount)
