@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -83,6 +84,28 @@ def test_escape_covers_markup_and_template_braces() -> None:
     assert escape('</memory_source> {{system}} & "x"') == (
         "&lt;/memory_source&gt; &#123;&#123;system&#125;&#125; &amp; &quot;x&quot;"
     )
+
+
+def test_bodies_are_read_only_for_the_notes_tried() -> None:
+    read: list[str] = []
+
+    def item(i: int, body: str) -> Item:
+        def load() -> str:
+            read.append(f"n{i}")
+            return body
+
+        return Item(f"n{i}", f"Note {i}", "user", "sha256:" + "ab" * 32, None, "2026-11-30", "preference", load)
+
+    # Two small notes fit; then every big one is passed over, and after top_k of those no more
+    # bodies are read: the rest are named in the closing line all the same.
+    candidates = [item(0, "short"), item(1, "short"), *(item(i, "x" * 5000) for i in range(2, 40))]
+    snap = build(candidates, top_k=3, max_bytes=2000, max_tokens=2000)
+    assert [i.permalink for i in snap.items] == ["n0", "n1"]
+    assert read == ["n0", "n1", "n2", "n3", "n4"]
+    assert snap.omitted["budget"] == tuple(f"n{i}" for i in range(2, 40))
+    assert "(+30 more)" in snap.text
+    eager = [replace(i, body="short" if i.permalink in ("n0", "n1") else "x" * 5000) for i in candidates]
+    assert build(eager, top_k=3, max_bytes=2000, max_tokens=2000).text == snap.text
 
 
 def test_token_estimate_is_conservative_for_cjk() -> None:
