@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cairn import InvalidInput, Memory
+from cairn.index import Index
 from cairn.snapshot import Item, build, escape, estimate_tokens
 
 text = st.text(
@@ -176,3 +177,31 @@ def test_disagreeing_claims_appear_together(memory: Memory) -> None:
 def test_budget_too_small_is_a_clear_error(mixed: Memory) -> None:
     with pytest.raises(InvalidInput, match="cannot hold"):
         mixed.snapshot("deploy", max_bytes=50)
+
+
+def test_many_preferences_are_named_or_counted_but_read_only_within_reach(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notes = [
+        memory.write(f"Preference {i:02d}", type="preference", observations=[f"[pref] choice {i} " + "x" * 300])
+        for i in range(30)
+    ]
+    permalinks = sorted(n.permalink for n in notes)
+    memory.write("Preference 25 secret", type="preference", sensitivity="sensitive", observations=["[pref] private"])
+    old = memory.write("Preference 26 old", type="preference", fields={"expires": "2020-01-01"}, observations=["[pref] x"])
+    read: list[int] = []
+    real = Index.row_by_id
+
+    def counting(self: Index, note_id: int):
+        read.append(note_id)
+        return real(self, note_id)
+
+    monkeypatch.setattr(Index, "row_by_id", counting)
+    snap = memory.snapshot(top_k=3, max_bytes=2500, max_tokens=2000)
+    assert len(read) <= 2 * 3  # shown or passed over; the rest only named
+    shown = [i.permalink for i in snap.items]
+    assert 1 <= len(shown) <= 3 and shown == permalinks[: len(shown)]
+    assert snap.omitted["budget"] == tuple(permalinks[len(shown) :])
+    assert snap.omitted["expired"] == (old.permalink,)
+    assert len(snap.omitted["sensitive"]) == 1
+    assert "secret" not in snap.text and "sensitive: 1" in snap.text

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import lifecycle, tokenize
 from .errors import InvalidInput
@@ -206,6 +206,16 @@ def _scalar(name: str, value: Any) -> Any:
     raise InvalidInput(f"filter {name}: compare with a string, number or boolean, not {type(value).__name__}")
 
 
+class NoteKey(NamedTuple):
+    """The columns of a note that tell whether it may be shown, and where it is."""
+
+    id: int
+    permalink: str
+    scope: str
+    sensitivity: str | None
+    expires_ts: float | None
+
+
 @dataclass(frozen=True)
 class Row:
     """A note as the index knows it: enough to rank, filter and show without opening the file."""
@@ -372,6 +382,20 @@ class Index:
             [*scopes, key(title)],
         )
 
+    def row_by_id(self, note_id: int) -> Row | None:
+        rows = self._rows(f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.id = ?", [note_id])
+        return rows[0] if rows else None
+
+    def keys(self, filters: Filters) -> list[NoteKey]:
+        """The notes ``list`` would give, as the few columns that tell whether each may be shown,
+        by permalink (a snapshot reads whole rows for the first few only)."""
+        where, params = filters.sql()
+        sql = (
+            "SELECT n.id, n.permalink, n.scope, n.sensitivity, n.expires_ts FROM notes n"
+            f" WHERE {where} ORDER BY n.permalink, n.modified_ts DESC, n.path"
+        )
+        return [NoteKey(*r) for r in self.db.execute(sql, params)]
+
     def row_by_path(self, path: str) -> Row | None:
         rows = self._rows(f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.path = ?", [path])
         return rows[0] if rows else None
@@ -514,19 +538,21 @@ class Index:
         """Permalinks of current notes in the same scope that say they replace this one."""
         return self.superseded_by_many([row], now)[row.id]
 
-    def superseded_by_many(self, rows: Sequence[Row], now: float) -> dict[int, list[str]]:
-        """``superseded_by`` of each row, by id, in one query."""
-        found: dict[tuple[str, str], list[str]] = {}
-        if rows:
-            marks = ",".join("?" * len(rows))
-            for target, scope, permalink in self.db.execute(
-                "SELECT s.target, r.scope, r.permalink FROM supersedes s JOIN notes r ON r.id = s.note_id"
-                f" WHERE s.target IN ({marks}) AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)"
-                " ORDER BY r.modified_ts DESC, r.permalink",
-                [*(r.permalink for r in rows), now],
+    def superseded_by_many(self, rows: Sequence[Row | NoteKey], now: float) -> dict[int, list[str]]:
+        """``superseded_by`` of each row, by id, in one query per 10,000 rows."""
+        found: dict[tuple[str, str], list[tuple[bool, float, str]]] = {}
+        targets = list(dict.fromkeys(r.permalink for r in rows))
+        for start in range(0, len(targets), 10_000):  # SQLite takes at most 32,766 parameters
+            chunk = targets[start : start + 10_000]
+            for target, scope, permalink, modified in self.db.execute(
+                "SELECT s.target, r.scope, r.permalink, r.modified_ts FROM supersedes s"
+                f" JOIN notes r ON r.id = s.note_id WHERE s.target IN ({','.join('?' * len(chunk))})"
+                " AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)",
+                [*chunk, now],
             ):
-                found.setdefault((target, scope), []).append(permalink)
-        return {r.id: found.get((r.permalink, r.scope), []) for r in rows}
+                found.setdefault((target, scope), []).append((modified is None, -(modified or 0.0), permalink))
+        # Newest replacement first (undated last), then by permalink.
+        return {r.id: [p for *_, p in sorted(found.get((r.permalink, r.scope), []))] for r in rows}
 
     def claim_holders(self, filters: Filters, claim_key: str) -> list[Row]:
         """Every visible, current note that claims a value for ``claim_key``."""

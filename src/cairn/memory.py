@@ -14,7 +14,7 @@ import stat
 import threading
 import time
 import unicodedata
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -23,7 +23,7 @@ from typing import Any
 
 from . import lifecycle, ranking, records, snapshot
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
-from .index import Filters, Index, Row, prefix_terms, search_terms
+from .index import Filters, Index, NoteKey, Row, prefix_terms, search_terms
 from .models import (
     Claim,
     Context,
@@ -610,39 +610,56 @@ class Memory:
             if terms:
                 admit([row for row, _score in self._index.search_notes(terms, every, top_k * 3)], "query")
             preferences = replace(every, type="preference", where={"confirmed": {"$ne": False}})
-            admit(sorted(self._index.list(preferences, None), key=lambda r: r.permalink), "preference")
+            admit(self._index.keys(preferences), "preference")  # a vault may hold thousands
             sections = [
                 r for r in self._index.list(replace(every, folder="sections"), None) if r.folder == "sections"
             ]
             admit(sorted(sections, key=_section_order), "section")
-            candidates = self._snapshot_items(rows, current, omitted)
+            candidates, beyond = self._snapshot_items(rows, current, omitted, snapshot.reach(top_k))
             return snapshot.build(
-                candidates, top_k=top_k, max_bytes=max_bytes, max_tokens=max_tokens, omitted=omitted
+                candidates, top_k=top_k, max_bytes=max_bytes, max_tokens=max_tokens, omitted=omitted, beyond=beyond
             )
 
     def _snapshot_items(
-        self, rows: Sequence[tuple[Row, str]], current: Filters, omitted: dict[str, list[str]]
-    ) -> list[snapshot.Item]:
-        """Replace superseded notes by what replaces them and keep disagreeing claims together."""
+        self, rows: Sequence[tuple[Row | NoteKey, str]], current: Filters, omitted: dict[str, list[str]], reach: int
+    ) -> tuple[list[snapshot.Item], list[str]]:
+        """Replace superseded notes by what replaces them and keep disagreeing claims together.
+
+        Returns the first ``reach`` candidates (a disagreement counting once), which are all a
+        snapshot may try, and the permalinks of the notes after them, which it can only name.
+        """
         chosen: list[tuple[Row, str, str | None]] = []  # (row, why, claim group)
+        beyond: list[str] = []
+        units = 0
         seen: set[str] = set()
-        queue = list(rows)
+        queue = deque(rows)
         replaced = self._index.superseded_by_many([row for row, _ in rows], current.now)
         while queue:
-            row, why = queue.pop(0)
+            row, why = queue.popleft()
             if row.permalink in seen:
                 continue
             replacers = replaced[row.id] if row.id in replaced else self._index.superseded_by(row, current.now)
             if replacers:
                 omitted["superseded"].append(row.permalink)
                 seen.add(row.permalink)
-                for permalink in reversed(replacers):
-                    queue[0:0] = [
-                        (r, why)
-                        for r in self._index.rows_by_permalink((row.scope,), permalink)
-                        if _visible(r, current)
-                    ]
+                queue.extendleft(
+                    reversed(
+                        [
+                            (r, why)
+                            for permalink in replacers
+                            for r in self._index.rows_by_permalink((row.scope,), permalink)
+                            if _visible(r, current)
+                        ]
+                    )
+                )
                 continue
+            seen.add(row.permalink)
+            if units >= reach:
+                beyond.append(row.permalink)
+                continue
+            if isinstance(row, NoteKey) and (row := self._index.row_by_id(row.id)) is None:
+                continue
+            units += 1  # the row and its disagreeing mates go in as one
             group = None
             mates: list[Row] = []
             if row.claim_key and (holders := self._disagreeing(current, row.claim_key)):
@@ -651,7 +668,7 @@ class Memory:
             for member in [row, *mates]:
                 seen.add(member.permalink)
                 chosen.append((member, why, group))
-        return [self._snapshot_item(row, why, group) for row, why, group in chosen]
+        return [self._snapshot_item(row, why, group) for row, why, group in chosen], beyond
 
     def _disagreeing(self, filters: Filters, claim_key: str) -> list[Row]:
         """The current notes claiming a value for ``claim_key``, if they claim more than one value."""
@@ -1220,7 +1237,7 @@ def _expires_text(row: Row) -> str | None:
     return datetime.fromtimestamp(row.expires_ts, UTC).replace(microsecond=0).isoformat()
 
 
-def _visible(row: Row, filters: Filters) -> bool:
+def _visible(row: Row | NoteKey, filters: Filters) -> bool:
     if row.sensitivity == "sensitive" and not filters.include_sensitive:
         return False
     return filters.include_expired or row.expires_ts is None or row.expires_ts > filters.now

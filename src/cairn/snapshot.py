@@ -163,11 +163,14 @@ def build(
     max_bytes: int,
     max_tokens: int,
     omitted: Mapping[str, Sequence[str]] | None = None,
+    beyond: Sequence[str] = (),
 ) -> Snapshot:
     """Fit ``candidates`` (best first) under the budgets.
 
-    A note that does not fit is passed over for the next; once ``top_k`` notes have been passed
-    over, the rest are not tried (a vault may hold a thousand preferences).
+    A note that does not fit is passed over for the next (a disagreement shown as a notice
+    counts as passed over); once ``top_k`` have been, the rest are not tried, so at most
+    ``reach(top_k)`` candidates ever are. ``beyond`` names notes that come after the candidates:
+    they can only be left out.
     ``omitted`` names notes already left out before budgeting (sensitive, expired, superseded);
     sensitive ones are only ever counted, never named. Notes sharing a ``group`` go in together
     or, when they do not fit, as a short notice that they disagree: never one of them alone.
@@ -181,7 +184,7 @@ def build(
     pre = {reason: _Names.of(names) for reason, names in given.items()}
     units = _units(candidates)
     names = [[i.permalink for i in unit] for unit in units]
-    everything = [name for unit in names for name in unit]
+    everything = [name for unit in names for name in unit] + list(beyond)
     wrapper = _Size.of(_HEADER + _FOOTER)
 
     # Sizes add up, so each check costs the closing line only, not the whole text again.
@@ -221,17 +224,16 @@ def build(
         if notice and fits(size + (notice_size := _Size.of(notice)), left_out):
             taken.append((number, notice, notice_size, False))
             size += notice_size
-        else:
-            passed_over += 1
+        passed_over += 1
         dropped += names[number]
     kept = {n for n, _, _, whole in taken if whole}
-    left = [name for n, unit in enumerate(names) if n not in kept for name in unit]
+    left = [name for n, unit in enumerate(names) if n not in kept for name in unit] + list(beyond)
     while taken and not fits(size, _Names.of(left)):
         number, _, block_size, whole = taken.pop()  # a block outweighs the one name it adds below
         size -= block_size
         if whole:
             kept.discard(number)
-            left = [name for n, unit in enumerate(names) if n not in kept for name in unit]
+            left = [name for n, unit in enumerate(names) if n not in kept for name in unit] + list(beyond)
     text = _HEADER + "".join(b for _, b, _, _ in taken) + _closing({**pre, "budget": _Names.of(left)}) + _FOOTER
     items = [i for n, _, _, whole in taken if whole for i in units[n]]
     return Snapshot(
@@ -241,6 +243,12 @@ def build(
         bytes=len(text.encode("utf-8")),
         tokens=estimate_tokens(text),
     )
+
+
+def reach(top_k: int) -> int:
+    """How many candidates (a disagreement counting once) ``build`` may try: ``top_k`` shown and
+    ``top_k`` passed over. Those after can only be named as left out."""
+    return 2 * top_k
 
 
 def _units(candidates: Sequence[Item]) -> list[list[Item]]:
