@@ -559,8 +559,8 @@ def test_no_traceback_on_bad_input_subprocess(env, args):
 
 # Only other commands need these: Typer's Pydantic coercion (cairn converts plain values itself),
 # yaml and the note parser (writes, changed files), the MCP SDK (serve), Rich (terminal tables),
-# the inotify watcher (serve).
-HEAVY = ("pydantic", "yaml", "cairn.markdown", "mcp", "rich", "cairn.watch")
+# the inotify watcher (serve), the snapshot builder (snapshot).
+HEAVY = ("pydantic", "yaml", "cairn.markdown", "mcp", "rich", "cairn.watch", "cairn.snapshot")
 
 
 def _modules_after(code: str, env) -> set[str]:
