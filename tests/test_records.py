@@ -198,3 +198,12 @@ def test_notes_per_token_follow_every_change_as_fts5_counts_them(vault: Path, is
         assert mem.refresh().added == 20
         kept, truth = _token_counts(mem.index_path)
         assert kept == truth and truth["zygote"] == (22, 0)
+
+
+def test_term_weights_count_the_notes_not_the_ids_edits_used_up(memory: Memory) -> None:
+    note = memory.write("Often edited", observations=["[a] first zygote"])
+    memory.write("Other", observations=["[a] second zygote"])
+    for i in range(6):  # every rewrite gives the note a new row id
+        memory.edit(note.permalink, find="first" if i == 0 else f"edit{i - 1}", replace=f"edit{i}")
+    stats = memory._index.term_stats(["zygote", "edit5"])
+    assert (stats.notes, stats.docs, stats.public) == (2, {"zygote": 2, "edit5": 1}, {"zygote": 2, "edit5": 1})

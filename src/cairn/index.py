@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,6 +204,16 @@ def _scalar(name: str, value: Any) -> Any:
     if value is None or isinstance(value, int | float | str):
         return value
     raise InvalidInput(f"filter {name}: compare with a string, number or boolean, not {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """Notes in the full-text index, and how many hold each term (a CJK character: any bigram it
+    starts), with a floor for how many hold it outside the private column."""
+
+    notes: int
+    docs: dict[str, int]
+    public: dict[str, int]
 
 
 class NoteKey(NamedTuple):
@@ -436,37 +446,30 @@ class Index:
             params.append(limit)
         return self._rows(sql, params)
 
-    def search_notes(self, terms: Sequence[str], filters: Filters, limit: int) -> list[tuple[Row, float]]:
+    def search_notes(
+        self, terms: Sequence[str], filters: Filters, limit: int, stats: TermStats | None = None
+    ) -> list[tuple[Row, float]]:
         """The ``limit`` best notes holding any of ``terms`` (from ``search_terms``): BM25
         (field-weighted), then newest, then permalink and path.
 
         A term in half the notes or more has no weight in BM25 (FTS5 gives it an IDF of 1e-6),
         yet FTS5 would score every note that holds it. So it is left out of the query while
         other terms find ``limit`` notes: the notes holding only such terms would all come
-        after those anyway.
+        after those anyway. ``stats``: ``term_stats(terms)``, if the caller has it.
         """
         full = match_expression(terms)
         if full is None:
             return []
-        weighted = self._weighted_terms(terms, filters.include_sensitive)
+        stats = stats or self.term_stats(terms)
+        # In the columns searched; by default a floor for them (notes holding a term outside
+        # "private"). A term's own count is a floor for its prefix query's (``data*``: ``database``).
+        held = stats.docs if filters.include_sensitive else stats.public
+        weighted = [t for t in terms if 2 * held.get(t, 0) < stats.notes]
         if weighted and len(weighted) < len(terms):
             ranked = self._ranked(match_expression(weighted) or full, filters, limit)
             if len(ranked) >= limit:
                 return ranked
         return self._ranked(full, filters, limit)
-
-    def _weighted_terms(self, terms: Sequence[str], include_sensitive: bool) -> list[str]:
-        """``terms`` less those in half the notes or more (in the columns searched)."""
-        total = self.db.execute("SELECT count(*) FROM notes_fts_docsize").fetchone()[0]
-        # Notes holding it anywhere; by default, a floor for those holding it outside "private".
-        counts = {t: docs if include_sensitive else docs - private for t, docs, private in self._term_counts(terms)}
-        # A term's own count is a floor for its prefix query's too (``data*`` finds ``database``).
-        return [t for t in terms if 2 * counts.get(t, 0) < total]
-
-    def _term_counts(self, terms: Sequence[str]) -> list[tuple[str, int, int]]:
-        marks = ",".join("?" * len(terms))
-        sql = f"SELECT term, docs, private FROM term_df WHERE term IN ({marks})"
-        return self.db.execute(sql, list(terms)).fetchall()
 
     def _ranked(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, float]]:
         if not filters.include_sensitive:
@@ -563,21 +566,25 @@ class Index:
             [*params, claim_key],
         )
 
-    def document_frequencies(self, terms: Iterable[str]) -> tuple[int, dict[str, int]]:
-        """Number of notes, and how many notes hold each term (for weighting terms)."""
-        terms = list(terms)
-        # max(id) follows the number of notes closely and costs nothing, unlike count(*).
-        total = self.db.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]
-        if not terms:
-            return total, {}
-        df = {t: docs for t, docs, _private in self._term_counts(terms)}
+    def term_stats(self, terms: Sequence[str]) -> TermStats:
+        """How many notes there are and how many hold each term: for weighting the terms, and for
+        leaving out of a search those with no weight."""
+        notes = self.db.execute("SELECT count(*) FROM notes_fts_docsize").fetchone()[0]
+        docs: dict[str, int] = {}
+        public: dict[str, int] = {}
+        if terms:
+            marks = ",".join("?" * len(terms))
+            for term, held, private in self.db.execute(
+                f"SELECT term, docs, private FROM term_df WHERE term IN ({marks})", list(terms)
+            ):
+                docs[term], public[term] = held, held - private
         for term in terms:
             if len(term) == 1 and tokenize.is_cjk(term):
                 # A character is spread over every bigram it starts: count the notes, not a token.
-                df[term] = self.db.execute(
+                docs[term] = self.db.execute(
                     "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (f'"{term}"*',)
                 ).fetchone()[0]
-        return total, df
+        return TermStats(notes, docs, public)
 
     def relations_of(self, note_id: int) -> list[tuple[str, str, str | None]]:
         """Outgoing relations: (type, target, resolved permalink or None), in file order."""
@@ -736,9 +743,8 @@ class Batch:
                 "UPDATE term_df SET private = ? WHERE term = ?", [(n, t) for t, n in self.private.items() if n]
             )
         else:
-            changed = [(t, n, self.private[t]) for t, n in self.docs.items()]
-            changed += [(t, 0, n) for t, n in self.private.items() if t not in self.docs]
-            changed = [c for c in changed if c[1] or c[2]]
+            terms = self.docs.keys() | self.private.keys()
+            changed = [(t, self.docs[t], self.private[t]) for t in terms if self.docs[t] or self.private[t]]
             self.db.executemany(
                 "INSERT INTO term_df VALUES (?, ?, ?) ON CONFLICT (term)"
                 " DO UPDATE SET docs = docs + excluded.docs, private = private + excluded.private",

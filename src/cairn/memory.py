@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import lifecycle, ranking, records
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
-from .index import Filters, Index, NoteKey, Row, prefix_terms, search_terms
+from .index import Filters, Index, NoteKey, Row, TermStats, prefix_terms, search_terms
 from .models import (
     Claim,
     Context,
@@ -484,25 +484,24 @@ class Memory:
             self._sync()
             if query.strip() and not terms:
                 return []  # only punctuation or symbols: nothing a keyword can match
-            ranker = self._ranker(terms)
+            stats = self._index.term_stats(terms)
+            ranker = ranking.Query.build(terms, stats.notes, stats.docs, prefix_terms(terms))
             if granularity == "line" and terms:
-                return self._line_hits(terms, ranker, filters, limit)
+                return self._line_hits(terms, stats, ranker, filters, limit)
             if not terms:
                 ranked = [(row, 0.0) for row in self._index.list(filters, limit)]
             else:
-                ranked = self._index.search_notes(terms, filters, limit)
+                ranked = self._index.search_notes(terms, filters, limit, stats)
             details = self._details([row for row, _ in ranked], filters)
             hits = [self._hit(row, score, filters, ranker=ranker, details=details) for row, score in ranked]
             return self._current_first(hits, filters, ranker)[:limit]
 
-    def _ranker(self, terms: Sequence[str]) -> ranking.Query:
-        total, df = self._index.document_frequencies(terms)
-        return ranking.Query.build(terms, total, df, prefix_terms(terms))
-
-    def _line_hits(self, terms: Sequence[str], ranker: ranking.Query, filters: Filters, limit: int) -> list[Hit]:
+    def _line_hits(
+        self, terms: Sequence[str], stats: TermStats, ranker: ranking.Query, filters: Filters, limit: int
+    ) -> list[Hit]:
         """The best lines of the best notes: each line scored on its own words, plus a share of
         its neighbours' and its note's scores (see ``ranking``). Headings are never line hits."""
-        notes = self._index.search_notes(terms, filters, max(2 * limit, LINE_CANDIDATE_NOTES))
+        notes = self._index.search_notes(terms, filters, max(2 * limit, LINE_CANDIDATE_NOTES), stats)
         if not notes:
             return []
         all_lines = self._index.lines_of_many(
