@@ -1,6 +1,6 @@
-"""``python -m benchmarks [--only locomo|zh|scale|peers] [--peers] [--large] [--n N] [--no-cairn]``
+"""``python -m benchmarks [--only locomo|zh|en|scale|peers] [--peers] [--large] [--n N] [--no-cairn]``
 
-Runs the LoCoMo retrieval benchmark, the Chinese memory set and the scale benchmark, prints a
+Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets and the scale benchmark, prints a
 Markdown report and writes it to ``benchmarks/results/report.md``. The basic-memory comparison
 (slow; needs Python >= 3.12) runs only when asked: ``--only peers`` or ``--peers``
 (``make bench BENCH_ARGS=--peers``).
@@ -18,7 +18,7 @@ import time
 import traceback
 from datetime import UTC, datetime
 
-from . import locomo, peers, scale, zh_set
+from . import locomo, memory_sets, peers, scale
 from .common import REPO, RESULTS
 
 
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[2])
     ap.add_argument(
         "--only",
-        choices=("locomo", "zh", "scale", "peers"),
+        choices=("locomo", "zh", "en", "scale", "peers"),
         action="append",
         help="run only these (repeatable)",
     )
@@ -36,13 +36,13 @@ def main(argv: list[str] | None = None) -> int:
         "--large", action="store_true", help="scale benchmark with 100,000 notes instead of 10,000"
     )
     ap.add_argument("--n", type=int, help="scale benchmark with N notes (overrides --large)")
-    ap.add_argument("--no-cairn", action="store_true", help="baselines only (LoCoMo and the Chinese set)")
+    ap.add_argument("--no-cairn", action="store_true", help="baselines only (LoCoMo and the memory sets)")
     ap.add_argument("--output", default=str(RESULTS / "report.md"), help="where to write the report")
     args = ap.parse_args(argv)
     # Commands are timed as installed, byte code compiled: an editable install run with
     # PYTHONDONTWRITEBYTECODE would compile every changed module again in every command.
     compileall.compile_dir(REPO / "src" / "cairn", quiet=1)
-    parts = args.only or ["locomo", "zh", "scale"]
+    parts = args.only or ["locomo", "zh", "en", "scale"]
     if args.peers and "peers" not in parts:
         parts.append("peers")
     n = args.n or (100_000 if args.large else 10_000)
@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if part == "locomo":
                 text = locomo.run(with_cairn=not args.no_cairn)
-            elif part == "zh":
-                text = zh_set.run(with_cairn=not args.no_cairn)
+            elif part in memory_sets.SETS:
+                text = memory_sets.run(part, with_cairn=not args.no_cairn)
             elif part == "peers":
                 text = peers.run(args.peer_notes)
             else:

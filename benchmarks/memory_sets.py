@@ -1,4 +1,5 @@
-"""A Chinese memory set (``data/zh_memory.json``): Cairn beside plain FTS5 baselines.
+"""Memory sets written by hand, Chinese (``data/zh_memory.json``) and English
+(``data/en_memory.json``): Cairn beside plain FTS5 baselines.
 
 Notes are written through ``Memory.write`` exactly as an agent would; queries go through
 ``Memory.search`` (note granularity) with their tag/type filters. The baselines index the same
@@ -20,13 +21,43 @@ from pathlib import Path
 from .baselines import FTS5Baseline
 from .common import md_table, mean, recall_at, reciprocal_rank
 
-DATA = Path(__file__).resolve().parent / "data" / "zh_memory.json"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class MemorySet:
+    """One set: its data file, the report's heading, and the FTS5 tokenizers it is compared with."""
+
+    key: str
+    heading: str
+    path: Path
+    baselines: tuple[str, ...]
+    baseline_note: str
+
+
+SETS = {
+    "zh": MemorySet(
+        "zh",
+        "Chinese memory set",
+        DATA / "zh_memory.json",
+        ("unicode61", "trigram"),
+        "`unicode61` keeps a run of Chinese characters as one token; `trigram` cannot match terms shorter than "
+        "3 characters.",
+    ),
+    "en": MemorySet(
+        "en",
+        "English memory set",
+        DATA / "en_memory.json",
+        ("unicode61", "porter unicode61"),
+        "`porter unicode61` stems English words (Porter) as FTS5 offers out of the box.",
+    ),
+}
 K = 5
 LIMIT = 10
 
 
 @dataclass(frozen=True)
-class ZhNote:
+class SetNote:
     title: str
     type: str
     folder: str
@@ -40,7 +71,7 @@ class ZhNote:
 
 
 @dataclass(frozen=True)
-class ZhQuery:
+class SetQuery:
     q: str
     kind: str
     expect: tuple[str, ...]
@@ -48,10 +79,10 @@ class ZhQuery:
     type: str | None = None
 
 
-def load(path: Path = DATA) -> tuple[list[ZhNote], list[ZhQuery]]:
+def load(path: Path) -> tuple[list[SetNote], list[SetQuery]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     notes = [
-        ZhNote(
+        SetNote(
             n["title"],
             n["type"],
             n["folder"],
@@ -63,20 +94,20 @@ def load(path: Path = DATA) -> tuple[list[ZhNote], list[ZhQuery]]:
         for n in data["notes"]
     ]
     queries = [
-        ZhQuery(q["q"], q["kind"], tuple(q["expect"]), tuple(q.get("tags") or ()), q.get("type"))
+        SetQuery(q["q"], q["kind"], tuple(q["expect"]), tuple(q.get("tags") or ()), q.get("type"))
         for q in data["queries"]
     ]
     return notes, queries
 
 
 # A searcher answers a query with results, best first: each is [title, *titles of its related notes].
-Searcher = Callable[[ZhQuery], list[list[str]]]
+Searcher = Callable[[SetQuery], list[list[str]]]
 
 
-def baseline_searcher(notes: Sequence[ZhNote], tokenize_spec: str) -> Searcher:
+def baseline_searcher(notes: Sequence[SetNote], tokenize_spec: str) -> Searcher:
     index = FTS5Baseline([n.document() for n in notes], tokenize_spec)
 
-    def search(q: ZhQuery) -> list[str]:
+    def search(q: SetQuery) -> list[str]:
         allowed = [
             i
             for i, n in enumerate(notes)
@@ -91,7 +122,7 @@ def baseline_searcher(notes: Sequence[ZhNote], tokenize_spec: str) -> Searcher:
     return search
 
 
-def cairn_searcher(notes: Sequence[ZhNote], workdir: Path) -> Searcher:
+def cairn_searcher(notes: Sequence[SetNote], workdir: Path) -> Searcher:
     from cairn import Memory
 
     mem = Memory.open(workdir / "vault", home=workdir / "home")
@@ -106,7 +137,7 @@ def cairn_searcher(notes: Sequence[ZhNote], workdir: Path) -> Searcher:
             fields=n.fields or None,
         )
 
-    def search(q: ZhQuery) -> list[str]:
+    def search(q: SetQuery) -> list[str]:
         hits = mem.search(q.q, tags=q.tags, type=q.type, limit=LIMIT)
         search.coverage[q.q] = [h.coverage for h in hits]  # type: ignore[attr-defined]
         return [[h.title, *(r.target for r in h.related)] for h in hits]
@@ -118,7 +149,7 @@ def cairn_searcher(notes: Sequence[ZhNote], workdir: Path) -> Searcher:
 COVERAGE_BAR = 0.5  # Cairn's documented bar: a hit holding less of the query is a weak match
 
 
-def coverage_lines(queries: Sequence[ZhQuery], coverage: dict[str, list[float | None]]) -> list[str]:
+def coverage_lines(queries: Sequence[SetQuery], coverage: dict[str, list[float | None]]) -> list[str]:
     """How Cairn's relevance bar separates no-answer queries from answerable ones."""
     none = [q for q in queries if not q.expect and q.q.strip()]
     quiet = sum(1 for q in none if all((c or 0) < COVERAGE_BAR for c in coverage.get(q.q, [])))
@@ -132,18 +163,18 @@ def coverage_lines(queries: Sequence[ZhQuery], coverage: dict[str, list[float | 
 
 
 @dataclass
-class ZhScores:
+class SetScores:
     name: str
     by_kind: dict[str, tuple[float, float]]  # kind -> (recall@K, MRR)
     related_recall: float  # relation queries: recall@K counting each hit's related[] too
     overall: tuple[float, float]
     empty_no_answer: int
     no_answer: int
-    failures: list[tuple[ZhQuery, list[str]]]
+    failures: list[tuple[SetQuery, list[str]]]
     seconds: float
 
 
-def evaluate(name: str, queries: Sequence[ZhQuery], search: Searcher) -> ZhScores:
+def evaluate(name: str, queries: Sequence[SetQuery], search: Searcher) -> SetScores:
     per_kind: dict[str, list[tuple[float, float]]] = {}
     empty, n_none, failures, rel = 0, 0, [], []
     t0 = time.perf_counter()
@@ -167,14 +198,16 @@ def evaluate(name: str, queries: Sequence[ZhQuery], search: Searcher) -> ZhScore
     by_kind = {k: (mean(x for x, _ in v), mean(y for _, y in v)) for k, v in per_kind.items()}
     all_pairs = [p for v in per_kind.values() for p in v]
     overall = (mean(x for x, _ in all_pairs), mean(y for _, y in all_pairs))
-    return ZhScores(name, by_kind, mean(rel), overall, empty, n_none, failures, seconds)
+    return SetScores(name, by_kind, mean(rel), overall, empty, n_none, failures, seconds)
 
 
-def report(scores: Sequence[ZhScores], notes: Sequence[ZhNote], queries: Sequence[ZhQuery], extra=()) -> str:
+def report(
+    heading: str, scores: Sequence[SetScores], notes: Sequence[SetNote], queries: Sequence[SetQuery], extra=()
+) -> str:
     kinds = list(dict.fromkeys(q.kind for q in queries if q.expect))
     counts = {k: sum(1 for q in queries if q.kind == k) for k in kinds}
     lines = [
-        "## Chinese memory set",
+        f"## {heading}",
         "",
         f"{len(notes)} notes, {sum(len(n.observations) for n in notes)} observations, "
         f"{sum(len(n.relations) for n in notes)} relations; {len(queries)} queries "
@@ -223,28 +256,29 @@ def _ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x" if b else "n/a (baseline 0)"
 
 
-def run(with_cairn: bool = True, workdir: Path | None = None) -> str:
-    notes, queries = load()
+def run(key: str = "zh", with_cairn: bool = True, workdir: Path | None = None) -> str:
+    spec = SETS[key]
+    notes, queries = load(spec.path)
     scores, extra = [], []
     if with_cairn:
-        with tempfile.TemporaryDirectory(prefix="cairn-zh-", dir=workdir) as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"cairn-{key}-", dir=workdir) as tmp:
             try:
                 searcher = cairn_searcher(notes, Path(tmp))
                 scores.append(evaluate("Cairn", queries, searcher))
                 extra += coverage_lines(queries, searcher.coverage)  # type: ignore[attr-defined]
             except Exception as exc:
                 extra.append(f"Cairn: not measured ({type(exc).__name__}: {exc}).")
-                print(f"zh: Cairn failed: {exc!r}", file=sys.stderr)
-    for spec in ("unicode61", "trigram"):
-        scores.append(evaluate(f"FTS5 {spec}", queries, baseline_searcher(notes, spec)))
+                print(f"{key}: Cairn failed: {exc!r}", file=sys.stderr)
+    for tokenizer in spec.baselines:
+        scores.append(evaluate(f"FTS5 {tokenizer}", queries, baseline_searcher(notes, tokenizer)))
     extra.append(
         "Baselines: one note = one document (title, tags, observation and relation lines); query = OR of the "
         "query's `\\w+` runs, quoted; filters applied by restricting candidates; a filter-only query lists them. "
-        "`unicode61` keeps a run of Chinese characters as one token; `trigram` cannot match terms shorter than "
-        "3 characters."
+        + spec.baseline_note
     )
-    return report(scores, notes, queries, extra)
+    return report(spec.heading, scores, notes, queries, extra)
 
 
 if __name__ == "__main__":
-    print(run(with_cairn="--no-cairn" not in sys.argv))
+    for key in [a for a in sys.argv[1:] if a in SETS] or list(SETS):
+        print(run(key, with_cairn="--no-cairn" not in sys.argv))
