@@ -40,6 +40,16 @@ def test_chinese_partial_words_and_mixed_language(filled: Memory) -> None:
     assert titles(filled.search("homew"))[0] == "Python 作业"  # a prefix of a word
 
 
+def test_a_short_word_is_not_a_prefix_of_longer_ones(filled: Memory) -> None:
+    filled.write("Wallet", observations=["[item] the insurance card is in the wallet"])
+    filled.write("Rental", observations=["[plan] rent a car for the weekend"])
+    filled.write("Calendar", observations=["[date] the wedding is on a Wednesday"])
+    assert titles(filled.search("car")) == ["Rental"]  # not "card"
+    assert titles(filled.search("wedding")) == ["Calendar"]  # its stem "wed" is not "wednesday"
+    assert titles(filled.search("wednes")) == ["Calendar"]  # four letters or more still are
+    assert titles(filled.search("insur")) == ["Wallet"]
+
+
 def test_one_chinese_character_is_found_at_any_place_in_a_word(filled: Memory) -> None:
     filled.write("开头", observations=["[a] 课表已经发到群里"])
     filled.write("中间", observations=["[a] 上课地点改到三教"])

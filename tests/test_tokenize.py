@@ -61,6 +61,12 @@ def test_query_terms_drop_stopwords_unless_nothing_is_left():
     assert query_terms("the 数据") == ["数据"]
 
 
+def test_query_terms_drop_what_an_apostrophe_leaves_of_possessives_and_contractions():
+    assert query_terms("my sister's wedding") == ["sister", "wedding"]
+    assert query_terms("don't restart the worker") == ["don", "restart", "worker"]
+    assert query_terms("I'll ask Anna's sister") == ["ask", "anna", "sister"]
+
+
 def test_query_terms_are_deduplicated_in_first_occurrence_order():
     assert query_terms("search Search SEARCH 数据 数据") == ["search", "数据"]
 

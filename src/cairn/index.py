@@ -768,11 +768,16 @@ def _private_tokens(columns: _Columns | None) -> set[str]:
     return set(columns[-1].split()) if columns and columns[-1] else set()
 
 
+# A shorter English term is a whole word, not the start of one: as a prefix, ``car`` would find
+# ``card`` and ``career``, and ``wed`` (the stem of ``wedding``) ``wednesday``.
+MIN_PREFIX = 4
+
+
 def prefix_terms(terms: Sequence[str]) -> frozenset[str]:
-    """The query terms that also match longer tokens: ASCII words of three letters or more, and
-    single CJK characters (indexed as the first half of a bigram, see ``cairn.tokenize``)."""
+    """The query terms that also match longer tokens: ASCII words of ``MIN_PREFIX`` letters or
+    more, and single CJK characters (indexed as the first half of a bigram, see ``cairn.tokenize``)."""
     return frozenset(
-        t for t in terms if (t.isascii() and len(t) >= 3) or (len(t) == 1 and tokenize.is_cjk(t))
+        t for t in terms if (t.isascii() and len(t) >= MIN_PREFIX) or (len(t) == 1 and tokenize.is_cjk(t))
     )
 
 

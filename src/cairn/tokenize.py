@@ -54,7 +54,9 @@ _STOPWORD_TEXT = """
     should so some such than that the their theirs them then there these they this those
     through to too under until up very was we were what when where which while who whom why
     will with would you your yours
+    s t d ll m re ve
 """
+# The last line: what an apostrophe leaves of possessives and contractions (sister's, don't, I'll).
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # Chinese particles, pronouns and question words: characters that rarely start or end a content word.
 _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊么哪怎谁什我你他她它")
