@@ -18,6 +18,8 @@ import time
 import traceback
 from datetime import UTC, datetime
 
+import apsw
+
 from . import locomo, memory_sets, peers, scale
 from .common import REPO, RESULTS
 
@@ -51,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         "# Cairn benchmarks",
         "",
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M UTC}; Python {platform.python_version()}, "
-        f"SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs, {platform.system()} {platform.machine()}.",
+        f"SQLite {apsw.sqlite_lib_version()} (Cairn, through APSW; the baselines use the standard library's "
+        f"{sqlite3.sqlite_version}), {os.cpu_count()} CPUs, {platform.system()} {platform.machine()}.",
         "",
     ]
     failed = False

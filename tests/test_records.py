@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from pathlib import Path
 
+import apsw
 import pytest
 
 from cairn import Memory, records, tokenize
@@ -37,7 +37,7 @@ def _fill(vault: Path, n: int) -> None:
 
 
 def _dump(index_path: str) -> dict[str, list[tuple]]:
-    db = sqlite3.connect(index_path)
+    db = apsw.Connection(str(index_path))
     tables = {
         "notes": "SELECT path, permalink, title, tags, error, l.lines FROM notes n LEFT JOIN note_lines l ON l.note_id = n.id ORDER BY path",
         "tags": "SELECT n.path, t.tag FROM note_tags t JOIN notes n ON n.id = t.note_id ORDER BY 1, 2",
@@ -102,7 +102,7 @@ def test_observations_are_kept_with_their_line_category_tags_and_context(memory:
         observations=["[plan] 去杭州 #travel (五月)", "[secret] door code hint #sensitive"],
         body="Free text, not an observation.",
     )
-    db = sqlite3.connect(memory.status()["index"])
+    db = apsw.Connection(str(memory.status()["index"]))
     (stored,) = db.execute(
         "SELECT l.observations FROM notes n JOIN note_lines l ON l.note_id = n.id WHERE n.permalink = ?",
         (note.permalink,),
@@ -155,7 +155,7 @@ def test_a_worker_that_dies_leaves_the_work_to_this_process(
 
 def _token_counts(index_path: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
     """The notes per token as the index keeps them, and as FTS5 counts them from its doclists."""
-    db = sqlite3.connect(index_path)
+    db = apsw.Connection(str(index_path))
     db.execute("CREATE VIRTUAL TABLE temp.by_row USING fts5vocab (main, notes_fts, 'row')")
     db.execute("CREATE VIRTUAL TABLE temp.by_col USING fts5vocab (main, notes_fts, 'col')")
     private = dict(db.execute("SELECT term, doc FROM temp.by_col WHERE col = 'private'").fetchall())

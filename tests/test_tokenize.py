@@ -1,6 +1,6 @@
 import re
-import sqlite3
 
+import apsw
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -111,7 +111,7 @@ def test_stem_option_applies_to_index_and_query():
 
 def test_tokens_survive_fts5_unicode61_whole():
     text = "用 Python 写 FTS5 索引 café カーテン 한국어 Ελληνικά हिन्दी"
-    db = sqlite3.connect(":memory:")
+    db = apsw.Connection(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
     db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, row)")
     db.execute("INSERT INTO t VALUES (?)", (index_text(text),))

@@ -1,7 +1,9 @@
 """The SQLite index: a cache of the vault that can be deleted and rebuilt at any time.
 
-FTS5 cannot call a Python tokenizer through ``sqlite3``, so text is tokenized by
-``cairn.tokenize`` and stored as space-separated tokens.
+SQLite comes from APSW, which bundles a current release: the standard library links whatever the
+system ships (3.40 on Debian 12), and FTS5 ranks the same query there at about half the speed
+(mean 8.3 against 4.5 ms over the 10k benchmark's queries). Text is tokenized by
+``cairn.tokenize`` (one tokenizer for every SQLite build) and stored as space-separated tokens.
 Tokens are made of letters and digits only, already folded, so FTS5's ``ascii`` tokenizer
 (which splits only at ASCII spaces and punctuation) keeps each whole, and does so fastest.
 The FTS table is contentless (it holds no copy of the tokens); deleting a row replays the same
@@ -12,13 +14,14 @@ that, for snippets and for ranking lines within a note.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import apsw
 
 from . import lifecycle, tokenize
 from .errors import InvalidInput
@@ -267,17 +270,17 @@ class Index:
         try:
             self.db = self._connect()
             self._ensure_schema()
-        except sqlite3.OperationalError:
-            raise  # locked or unreadable: a real problem, not a damaged cache
-        except sqlite3.DatabaseError:
-            # Not a database at all. It is only a cache of the files: start a new one.
+        except (apsw.NotADBError, apsw.CorruptError):
+            # Not a database at all (locked or unreadable files raise on: those are real problems).
+            # It is only a cache of the files: start a new one.
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             self.db = self._connect()
             self.reset()
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+    def _connect(self) -> apsw.Connection:
+        # Autocommit, like every APSW connection: transactions are begun explicitly (``transaction``).
+        db = apsw.Connection(str(self.path))
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA busy_timeout=10000")
@@ -290,7 +293,7 @@ class Index:
         """Create the schema, or rebuild it when it was made by another version."""
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        except sqlite3.OperationalError:
+        except apsw.SQLError:
             row = None  # no meta table: a new file, or one this program never wrote
         if not (row and row[0] == SCHEMA_VERSION):
             self.reset()
@@ -640,7 +643,7 @@ class Batch:
 
     SIZE = 256  # files per flush
 
-    def __init__(self, db: sqlite3.Connection, *, recount: bool = False) -> None:
+    def __init__(self, db: apsw.Connection, *, recount: bool = False) -> None:
         self.db = db
         self.recount = recount
         self.files = 0
@@ -662,13 +665,14 @@ class Batch:
                 (*head, record.error),
             )
             return
-        note_id = self.db.execute(
+        self.db.execute(
             "INSERT INTO notes (path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type, tags,"
             " created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
             " claim_key, claim_value)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*head, *record.columns),
-        ).lastrowid
+        )
+        note_id = self.db.last_insert_rowid()
         self.db.execute("INSERT INTO note_lines VALUES (?, ?, ?)", (note_id, record.lines, record.observations))
         self.supersedes += [(note_id, t) for t in record.supersedes]
         self.tags += [(note_id, t) for t in record.tags]

@@ -1,6 +1,6 @@
 """One tokenizer for indexing and querying, as good in Chinese as in English.
 
-Python's ``sqlite3`` cannot register an FTS5 tokenizer, so Cairn tokenizes here and stores
+Cairn tokenizes here, in Python, the same way whatever SQLite it runs on, and stores
 space-joined tokens in FTS5 columns read by ``unicode61``. Every token is therefore made of
 Unicode letters and digits only (``token.isalnum()``), so ``unicode61`` keeps it whole.
 
