@@ -307,3 +307,15 @@ def test_a_corrupt_index_is_replaced(vault: Path, isolated_home: Path) -> None:
     Path(f"{index}-wal").unlink(missing_ok=True)
     with Memory.open(vault, home=isolated_home) as mem:
         assert [h.title for h in mem.search("truth")] == ["Survivor"]
+
+
+def test_a_permalink_or_title_held_by_two_files_lists_them_by_path(memory: Memory, vault: Path) -> None:
+    folder = vault / "user" / "dup"
+    folder.mkdir(parents=True)
+    # Written (and so indexed) in the opposite order to their paths.
+    for name in ("b-second.md", "a-first.md"):
+        (folder / name).write_text(f"---\ntitle: Twin\npermalink: twin\n---\n\n{name}\n", encoding="utf-8")
+        memory.refresh()
+    for name in ("twin", "Twin"):  # by permalink, by title
+        with pytest.raises(InvalidInput, match="names 2 notes: user/dup/a-first.md, user/dup/b-second.md"):
+            memory.read(name)
