@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cairn import InvalidInput, Memory
 from cairn.index import Index
-from cairn.snapshot import Item, build, escape, estimate_tokens
+from cairn.snapshot import JSON_LISTED, Item, build, escape, estimate_tokens
 
 text = st.text(
     alphabet=st.sampled_from(list("abc xyz<>&{}\"'/数据结构记忆偏好テスト한국어\n-[]#")), min_size=0, max_size=120
@@ -107,6 +107,20 @@ def test_bodies_are_read_only_for_the_notes_tried() -> None:
     assert "(+30 more)" in snap.text
     eager = [replace(i, body="short" if i.permalink in ("n0", "n1") else "x" * 5000) for i in candidates]
     assert build(eager, top_k=3, max_bytes=2000, max_tokens=2000).text == snap.text
+
+
+def test_json_names_the_first_left_out_notes_and_counts_them_all() -> None:
+    candidates = [
+        Item(f"n{i:03d}", f"Note {i}", "user", "sha256:" + "ab" * 32, None, "2026-11-30", "preference", "x" * 300)
+        for i in range(200)
+    ]
+    snap = build(candidates, top_k=5, max_bytes=4000, max_tokens=4000, omitted={"sensitive": ["s1", "s2"]})
+    left = snap.omitted["budget"]
+    assert len(left) == 200 - len(snap.items)  # the Python object keeps every name
+    doc = snap.to_dict()
+    assert doc["omitted"]["budget"] == list(left[:JSON_LISTED])
+    assert doc["omitted_count"] == {"budget": len(left), "sensitive": 2}
+    assert doc["omitted"]["sensitive"] == 2  # counted, never named
 
 
 def test_token_estimate_is_conservative_for_cjk() -> None:

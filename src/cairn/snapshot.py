@@ -18,6 +18,9 @@ from .errors import InvalidInput
 
 OMISSION_REASONS = ("budget", "sensitive", "expired", "superseded")
 _LISTED = 8  # permalinks named per reason in the closing line; the rest are counted
+# The same in to_dict (JSON for a program): more names, still bounded, since a vault with
+# thousands of preferences would otherwise put every one of them in each snapshot's JSON.
+JSON_LISTED = 50
 # "&" first, so that the entities put in are not escaped again.
 _ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("{", "&#123;"), ("}", "&#125;"), ('"', "&quot;"))
 _WIDE = re.compile("[^\x00-\u10ff]")  # from U+1100 on; negated, it compiles ten times faster
@@ -150,7 +153,10 @@ class Snapshot:
             "text": self.text,
             "items": [i.to_dict() for i in self.items],
             # Sensitive notes are counted, never named, wherever a snapshot is shown.
-            "omitted": {k: len(v) if k == "sensitive" else list(v) for k, v in self.omitted.items()},
+            "omitted": {
+                k: len(v) if k == "sensitive" else list(v[:JSON_LISTED]) for k, v in self.omitted.items()
+            },
+            "omitted_count": {k: len(v) for k, v in self.omitted.items()},
             "bytes": self.bytes,
             "tokens": self.tokens,
         }
