@@ -28,7 +28,6 @@ DATA = Path(__file__).resolve().parent / "data"
 class MemorySet:
     """One set: its data file, the report's heading, and the FTS5 tokenizers it is compared with."""
 
-    key: str
     heading: str
     path: Path
     baselines: tuple[str, ...]
@@ -37,7 +36,6 @@ class MemorySet:
 
 SETS = {
     "zh": MemorySet(
-        "zh",
         "Chinese memory set",
         DATA / "zh_memory.json",
         ("unicode61", "trigram"),
@@ -45,7 +43,6 @@ SETS = {
         "3 characters.",
     ),
     "en": MemorySet(
-        "en",
         "English memory set",
         DATA / "en_memory.json",
         ("unicode61", "porter unicode61"),
