@@ -214,6 +214,18 @@ def test_accented_lines_rank_and_count_like_their_folded_words(memory: Memory) -
     assert hit.coverage == 1.0
 
 
+def test_a_chinese_question_is_not_weakened_by_the_seams_between_its_words(filled: Memory) -> None:
+    # The notes hold 高铁, 喜欢, 朋友 and 生日 but never 铁喜 or 友生: those pairs only straddle
+    # two words of the query, so a note holding all the words holds all that was asked.
+    filled.write("出行偏好", observations=["[train] 坐高铁选二等座", "[seat] 喜欢靠窗"])
+    filled.write("生日提醒", observations=["[friend] 朋友的生日在 3 月"])
+    top = filled.search("高铁喜欢", limit=1)[0]
+    assert top.title == "出行偏好" and top.coverage == 1.0
+    # A word no note holds still counts against the hit: 女朋友 is not 朋友.
+    top = filled.search("女朋友生日", limit=1)[0]
+    assert top.title == "生日提醒" and top.coverage is not None and top.coverage < 0.9
+
+
 def test_a_word_in_most_notes_still_finds_notes_once_the_rarer_words_run_out(memory: Memory) -> None:
     for i in range(10):
         memory.write(f"Common {i}", observations=[f"[misc] ordinary backup run {i}"])

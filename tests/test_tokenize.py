@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.tokenize import index_text, is_cjk, query_terms, stem, tokens
+from cairn.tokenize import cjk_pairs, index_text, is_cjk, query_terms, seams, stem, tokens
 
 
 @pytest.mark.parametrize(
@@ -177,6 +177,18 @@ def test_chinese_question_words_leave_the_query() -> None:
     assert query_terms("我喝咖啡有什么习惯") == ["喝咖", "咖啡", "啡有", "习惯"]
     assert query_terms("室友的生日") == ["室友", "生日"]
     assert query_terms("什么") == ["什么"]  # nothing else to ask for: kept
+
+
+def test_a_pair_between_two_known_words_is_a_seam() -> None:
+    known = {"高铁", "喜欢", "朋友", "生日"}.__contains__
+    assert cjk_pairs("高铁喜欢 ok 朋友") == ["高铁", "铁喜", "喜欢", "朋友"]
+    assert seams("高铁喜欢", known) == {"铁喜"}
+    # A word the vault lacks keeps every pair: "女朋" has no known pair before it.
+    assert seams("女朋友生日", known) == {"友生"}
+    assert seams("量子力学", known) == set()
+    # Separate runs never make a seam together, and a pair somebody wrote down is no seam.
+    assert seams("高铁 喜欢", known) == set()
+    assert seams("高铁喜欢", {"高铁", "铁喜", "喜欢"}.__contains__) == set()
 
 
 def test_long_text_folds_like_short_text():

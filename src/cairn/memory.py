@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from . import lifecycle, ranking, records
+from . import lifecycle, ranking, records, tokenize
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
 from .index import Filters, Index, NoteKey, Row, TermStats, prefix_terms, search_terms
 from .models import (
@@ -479,12 +479,11 @@ class Memory:
             include_expired=include_expired,
             now=time.time(),
         )
-        terms = search_terms(query)
         with self._lock:
             self._sync()
+            terms, stats = self._query_terms(query)
             if query.strip() and not terms:
                 return []  # only punctuation or symbols: nothing a keyword can match
-            stats = self._index.term_stats(terms)
             ranker = ranking.Query.build(terms, stats.notes, stats.docs, prefix_terms(terms))
             if granularity == "line" and terms:
                 return self._line_hits(terms, stats, ranker, filters, limit)
@@ -495,6 +494,17 @@ class Memory:
             details = self._details([row for row, _ in ranked], filters)
             hits = [self._hit(row, score, filters, ranker=ranker, details=details) for row, score in ranked]
             return self._current_first(hits, filters, ranker)[:limit]
+
+    def _query_terms(self, query: str) -> tuple[list[str], TermStats]:
+        """The query's terms, less the CJK seams between words (``tokenize.seams``), and how
+        many notes hold each."""
+        terms = search_terms(query)
+        pairs = tokenize.cjk_pairs(query)
+        stats = self._index.term_stats(list(dict.fromkeys([*terms, *pairs])) if len(pairs) > 2 else terms)
+        if len(pairs) > 2:
+            seams = tokenize.seams(query, lambda pair: stats.docs.get(pair, 0) > 0)
+            terms = [t for t in terms if t not in seams] or terms
+        return terms, stats
 
     def _line_hits(
         self, terms: Sequence[str], stats: TermStats, ranker: ranking.Query, filters: Filters, limit: int
@@ -599,7 +609,7 @@ class Memory:
             every = Filters(scopes=scope_list, include_sensitive=True, include_expired=True, now=now)
             omitted: dict[str, list[str]] = {"sensitive": [], "expired": [], "superseded": []}
             rows: list[tuple[Row, str]] = []
-            terms = search_terms(query)
+            terms, _ = self._query_terms(query)
 
             def admit(found: Sequence[Row], why: str) -> None:
                 for row in found:

@@ -20,9 +20,10 @@ import bisect
 import operator
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["fold", "index_text", "is_cjk", "query_terms", "stem", "tokens"]
+__all__ = ["cjk_pairs", "fold", "index_text", "is_cjk", "query_terms", "seams", "stem", "tokens"]
 
 # Han (URO, Ext A, Ext B-G, compatibility), iteration marks, hiragana, katakana with the
 # prolonged sound mark (but not the middle dot, which is punctuation), Hangul jamo and syllables.
@@ -124,6 +125,31 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
             term = _stem(run) if stem else run
             (stopped if run in _STOPWORDS else kept).append(term)
     return list(dict.fromkeys(kept or stopped))
+
+
+def cjk_pairs(text: str) -> list[str]:
+    """Every CJK bigram of a query, particles and question words included: what ``seams`` asks about."""
+    return [run[i : i + 2] for kind, run in _runs(text) if kind == "cjk" for i in range(len(run) - 1)]
+
+
+def seams(text: str, known: Callable[[str], bool]) -> set[str]:
+    """The CJK bigrams of a query that only straddle the boundary between two words.
+
+    Chinese is written without spaces, so ``高铁喜欢`` gives ``高铁 铁喜 喜欢``. When no note
+    holds ``铁喜`` (``known`` is False) while notes hold the pairs on either side of it, each of its
+    characters already belongs to a word the vault knows: it is a seam, and counting it as a
+    missing part of the query makes a good answer look weak. A word the vault lacks is never a
+    seam: its first or last pair has no known neighbour (``量子力学`` keeps ``量子`` and ``子力``).
+    """
+    found: set[str] = set()
+    for kind, run in _runs(text):
+        if kind != "cjk" or len(run) < 4:
+            continue
+        pairs = [run[i : i + 2] for i in range(len(run) - 1)]
+        for i in range(1, len(pairs) - 1):
+            if not known(pairs[i]) and known(pairs[i - 1]) and known(pairs[i + 1]):
+                found.add(pairs[i])
+    return found
 
 
 def is_cjk(term: str) -> bool:
