@@ -177,6 +177,10 @@ def test_chinese_question_words_leave_the_query() -> None:
     assert query_terms("我喝咖啡有什么习惯") == ["喝咖", "咖啡", "啡有", "习惯"]
     assert query_terms("室友的生日") == ["室友", "生日"]
     assert query_terms("什么") == ["什么"]  # nothing else to ask for: kept
+    # Question words whose characters also begin content words go as whole pairs.
+    assert query_terms("钢琴课几点上") == ["钢琴", "琴课"]
+    assert query_terms("房贷每月扣多少钱") == ["房贷", "贷每", "每月", "月扣"]
+    assert query_terms("几何作业") == ["几何", "何作", "作业"]
 
 
 def test_a_pair_between_two_known_words_is_a_seam() -> None:

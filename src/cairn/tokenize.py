@@ -61,6 +61,10 @@ _STOPWORD_TEXT = """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # Chinese particles, pronouns and question words: characters that rarely start or end a content word.
 _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊么哪怎谁什我你他她它")
+# Question words whose characters also start content words (几何, 多少 but 多数, 如何 but 如果):
+# dropped as whole pairs, with the pairs that straddle them, as the characters above are.
+_CJK_QUESTION_TEXT = "几点 几号 几个 几天 几次 几岁 几年 几月 几时 几分 几位 多少 多久 多大 多长 如何 是否"
+_CJK_QUESTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split())
 
 
 def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
@@ -115,11 +119,16 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
             if len(run) == 1:
                 (stopped if run in _CJK_FUNCTION_CHARS else kept).append(run)
             else:
+                asked = {i for i in range(len(run) - 1) if run[i : i + 2] in _CJK_QUESTION_PAIRS}
                 for i in range(len(run) - 1):
                     pair = run[i : i + 2]
-                    # A pair holding a particle or question word ("有什", "什么", "的生") is the
-                    # seam between two content words, not one: asking for it only adds noise.
-                    function = pair[0] in _CJK_FUNCTION_CHARS or pair[1] in _CJK_FUNCTION_CHARS
+                    # A pair holding a particle or question word ("有什", "什么", "的生", "课几")
+                    # is the seam between two content words, not one: asking for it only adds noise.
+                    function = (
+                        pair[0] in _CJK_FUNCTION_CHARS
+                        or pair[1] in _CJK_FUNCTION_CHARS
+                        or not asked.isdisjoint((i - 1, i, i + 1))
+                    )
                     (stopped if function else kept).append(pair)
         else:
             term = _stem(run) if stem else run
