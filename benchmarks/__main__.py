@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[2])
     ap.add_argument(
         "--only",
-        choices=("locomo", "zh", "en", "scale", "peers"),
+        choices=("locomo", *memory_sets.SETS, "scale", "peers"),
         action="append",
         help="run only these (repeatable)",
     )
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     # Commands are timed as installed, byte code compiled: an editable install run with
     # PYTHONDONTWRITEBYTECODE would compile every changed module again in every command.
     compileall.compile_dir(REPO / "src" / "cairn", quiet=1)
-    parts = args.only or ["locomo", "zh", "en", "scale"]
+    parts = args.only or ["locomo", *memory_sets.SETS, "scale"]
     if args.peers and "peers" not in parts:
         parts.append("peers")
     n = args.n or (100_000 if args.large else 10_000)
