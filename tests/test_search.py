@@ -214,6 +214,16 @@ def test_accented_lines_rank_and_count_like_their_folded_words(memory: Memory) -
     assert hit.coverage == 1.0
 
 
+def test_a_noun_and_its_adjective_find_each_other(filled: Memory) -> None:
+    # Porter2 gives allergy -> allergi but allergic -> allerg: neither is a prefix of the other.
+    filled.write("Anna", observations=["[food] vegetarian and allergic to walnuts"])
+    filled.write("Theo", observations=["[health] peanut allergy action plan"])
+    filled.write("Budget", observations=["[reading] a book on behavioural economics"])
+    for query, title in (("allergy", "Anna"), ("allergic", "Theo"), ("economy", "Budget")):
+        found = {h.title: h.coverage for h in filled.search(query)}
+        assert found.get(title) == 1.0, (query, found)
+
+
 def test_a_chinese_question_is_not_weakened_by_the_seams_between_its_words(filled: Memory) -> None:
     # The notes hold 高铁, 喜欢, 朋友 and 生日 but never 铁喜 or 友生: those pairs only straddle
     # two words of the query, so a note holding all the words holds all that was asked.

@@ -28,7 +28,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"13/stem={int(tokenize.STEM_ENGLISH)}"
+SCHEMA_VERSION = f"14/stem={int(tokenize.STEM_ENGLISH)}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -800,7 +800,8 @@ def search_terms(query: str) -> list[str]:
 
 
 def match_expression(terms: Sequence[str]) -> str | None:
-    """FTS5 MATCH text for ``search_terms``: every term quoted, OR-ed; longer words also match as prefixes."""
+    """FTS5 MATCH text for ``search_terms``: every term quoted, OR-ed; longer words also match as
+    prefixes, and a stem ending in ``i`` also as its adjective's stem (``tokenize.stem_without_i``)."""
     if not terms:
         return None
     prefixes = prefix_terms(terms)
@@ -808,4 +809,6 @@ def match_expression(terms: Sequence[str]) -> str | None:
     for term in terms:
         quoted = '"' + term.replace('"', '""') + '"'
         parts.append(quoted + "*" if term in prefixes else quoted)
+        if shorter := tokenize.stem_without_i(term):
+            parts.append(f'"{shorter}"')
     return " OR ".join(parts)

@@ -46,6 +46,11 @@ class Query:
         changed its last letter (``studi`` from ``study``), so English terms drop theirs."""
         return tuple(t[:-1] if t.isascii() and len(t) > 3 else t for t in self.terms)
 
+    @cached_property
+    def shorter(self) -> dict[str, str]:
+        """Terms that also count as a shorter stem (``tokenize.stem_without_i``)."""
+        return {t: short for t in self.terms if (short := tokenize.stem_without_i(t))}
+
     @classmethod
     def build(
         cls, terms: Sequence[str], total: int, df: Mapping[str, int], prefixes: frozenset[str]
@@ -108,6 +113,8 @@ def _tf(counts: Counter[str], term: str, query: Query) -> int:
     # character is always counted through the bigrams it starts (see ``cairn.tokenize``).
     if term in query.prefixes and (not tf or len(term) == 1):
         tf = sum(n for token, n in counts.items() if token.startswith(term))
+    if not tf and term in query.shorter:
+        tf = counts.get(query.shorter[term], 0)
     return tf
 
 

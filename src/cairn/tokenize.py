@@ -23,7 +23,9 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["cjk_pairs", "fold", "index_text", "is_cjk", "query_terms", "seams", "stem", "tokens"]
+import Stemmer
+
+__all__ = ["cjk_pairs", "fold", "index_text", "is_cjk", "query_terms", "seams", "stem", "stem_without_i", "tokens"]
 
 # Han (URO, Ext A, Ext B-G, compatibility), iteration marks, hiragana, katakana with the
 # prolonged sound mark (but not the middle dot, which is punctuation), Hangul jamo and syllables.
@@ -224,44 +226,14 @@ _FOLD_TABLE = _FoldTable()
 
 # --- stemming: a conservative subset of Porter's step 1, plus -ment and -ness ---------------
 
-_VOWELS = frozenset("aeiou")
-
-
-def _is_consonant(word: str, i: int) -> bool:
-    char = word[i]
-    if char in _VOWELS:
-        return False
-    if char == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
-
-
-def _measure(word: str) -> int:
-    """Porter's m: the number of vowel-consonant sequences in ``word``."""
-    pattern = "".join("c" if _is_consonant(word, i) else "v" for i in range(len(word)))
-    return len(re.findall("v+c+", pattern))
-
-
-def _has_vowel(word: str) -> bool:
-    return any(not _is_consonant(word, i) for i in range(len(word)))
-
-
-def _ends_cvc(word: str) -> bool:
-    return (
-        len(word) >= 3
-        and _is_consonant(word, len(word) - 3)
-        and not _is_consonant(word, len(word) - 2)
-        and _is_consonant(word, len(word) - 1)
-        and word[-1] not in "wxy"
-    )
 
 
 def stem(word: str) -> str:
-    """Strip common English inflections: ``deployments`` -> ``deploy``, ``running`` -> ``run``.
+    """The Snowball English (Porter2) stem of a word: ``deployments`` -> ``deploy``,
+    ``organization`` -> ``organiz``, ``allergies`` -> ``allergi``.
 
     Only lower-case ASCII words longer than three letters change; anything else (CJK, digits,
-    other scripts) comes back as given. The result is what matters for search, not spelling:
-    ``studies`` and ``study`` both become ``studi``.
+    other scripts) comes back as given. The result is what matters for search, not spelling.
 
     Args:
         word: one token as produced by :func:`tokens`.
@@ -272,45 +244,21 @@ def stem(word: str) -> str:
     return _stem(word)
 
 
+_ENGLISH = Stemmer.Stemmer("english")
+
+
 @lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
     if len(word) <= 3 or not (word.isascii() and word.isalpha() and word.islower()):
         return word
-    # Step 1a: plurals.
-    if word.endswith(("sses", "ies")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    # Step 1b: -eed, -ed, -ing, then repair what the cut left behind.
-    if word.endswith("eed"):
-        if _measure(word[:-3]) > 0:
-            word = word[:-1]
-    else:
-        for suffix in ("ed", "ing"):
-            base = word[: -len(suffix)]
-            if word.endswith(suffix) and _has_vowel(base):
-                word = _repair(base)
-                break
-    # Step 1c (Porter2's rule, so "deploy" keeps its y): y -> i after a consonant.
-    if len(word) > 2 and word.endswith("y") and _is_consonant(word, len(word) - 2):
-        word = word[:-1] + "i"
-    for suffix in ("ment", "ness"):
-        if word.endswith(suffix) and _measure(word[: -len(suffix)]) > 1:
-            word = word[: -len(suffix)]
-            break
-    return word
+    return _ENGLISH.stemWord(word)
 
 
-def _repair(base: str) -> str:
-    if base.endswith(("at", "bl", "iz")):
-        return base + "e"
-    if (
-        len(base) >= 2
-        and base[-1] == base[-2]
-        and base[-1] not in "lsz"
-        and _is_consonant(base, len(base) - 1)
-    ):
-        return base[:-1]
-    if _measure(base) == 1 and _ends_cvc(base):
-        return base + "e"
-    return base
+def stem_without_i(term: str) -> str | None:
+    """The shorter stem a derived word may have: Porter2 keeps the ``y`` of a noun as ``i`` but
+    drops it from the adjective (``allergy`` -> ``allergi``, ``allergic`` -> ``allerg``; so
+    ``economi``/``econom``, ``histori``/``histor``). None for a term that ends otherwise."""
+    if len(term) > 5 and term.endswith("i") and term.isascii() and term.isalpha():
+        return term[:-1]
+    return None
+
