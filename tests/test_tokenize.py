@@ -59,6 +59,7 @@ def test_query_terms_drop_stopwords_unless_nothing_is_left():
     assert query_terms("What is the FTS5 index?") == ["fts5", "index"]
     assert query_terms("what is the") == ["what", "is", "the"]
     assert query_terms("the 数据") == ["数据"]
+    assert query_terms("how much is our rent, how many rooms") == ["rent", "rooms"]  # as 多少 in Chinese
 
 
 def test_query_terms_drop_what_an_apostrophe_leaves_of_possessives_and_contractions():
