@@ -1,6 +1,6 @@
-"""``python -m benchmarks [--only locomo|zh|en|scale|peers] [--peers] [--large] [--n N] [--no-cairn]``
+"""``python -m benchmarks [--only locomo|zh|en|zh-check|en-check|scale|peers] [--peers] [--large] [--n N] [--no-cairn]``
 
-Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets and the scale benchmark, prints a
+Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets (and their validation sets) and the scale benchmark, prints a
 Markdown report and writes it to ``benchmarks/results/report.md``. The basic-memory comparison
 (slow; needs Python >= 3.12) runs only when asked: ``--only peers`` or ``--peers``
 (``make bench BENCH_ARGS=--peers``).
