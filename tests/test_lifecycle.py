@@ -22,7 +22,9 @@ def test_expired_notes_are_out_unless_asked(memory: Memory) -> None:
 
 def test_a_superseded_note_comes_after_its_replacement(memory: Memory) -> None:
     old = memory.write("Home address", observations=["[fact] lives in Haidian district, building 3"])
-    new = memory.write("Moved house", observations=["[fact] now lives in Chaoyang"], fields={"supersedes": [old.permalink]})
+    new = memory.write(
+        "Moved house", observations=["[fact] now lives in Chaoyang"], fields={"supersedes": [old.permalink]}
+    )
     hits = memory.search("Haidian building")
     assert titles(hits) == ["Moved house", "Home address"]  # the replacement is brought in, first
     assert hits[1].superseded_by == (new.permalink,)
@@ -34,11 +36,13 @@ def test_knowledge_is_searchable_and_claims_disagree_openly(memory: Memory) -> N
     memory.write(
         "Atlas recovery (journal)",
         observations=["[lesson] restore from the journal"],
-        fields={"knowledge": {
-            "applicability": ["only schema v2 with a verified migration log"],
-            "counterexamples": ["schema v1 has no migration log"],
-            "claim": {"key": "atlas.recovery.mode", "value": "journal"},
-        }},
+        fields={
+            "knowledge": {
+                "applicability": ["only schema v2 with a verified migration log"],
+                "counterexamples": ["schema v1 has no migration log"],
+                "claim": {"key": "atlas.recovery.mode", "value": "journal"},
+            }
+        },
     )
     memory.write(
         "Atlas recovery (copy)",
@@ -55,7 +59,11 @@ def test_knowledge_is_searchable_and_claims_disagree_openly(memory: Memory) -> N
 
 def test_agreeing_claims_are_not_a_disagreement(memory: Memory) -> None:
     for title in ("Port A", "Port B"):
-        memory.write(title, observations=["[fact] the port"], fields={"knowledge": {"claim": {"key": "svc.port", "value": "8080"}}})
+        memory.write(
+            title,
+            observations=["[fact] the port"],
+            fields={"knowledge": {"claim": {"key": "svc.port", "value": "8080"}}},
+        )
     hits = memory.search("port")
     assert sorted(h.title for h in hits) == ["Port A", "Port B"]
     assert all(h.claim.value == "8080" and h.disagreement == () for h in hits)

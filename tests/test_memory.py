@@ -99,7 +99,9 @@ def test_titles_never_escape_the_scope_folder(memory: Memory, vault: Path, title
         ({"title": "t", "fields": {"permalink": "mine"}}, "permalink"),
     ],
 )
-def test_bad_input_is_refused_and_writes_nothing(memory: Memory, vault: Path, kwargs: dict, message: str) -> None:
+def test_bad_input_is_refused_and_writes_nothing(
+    memory: Memory, vault: Path, kwargs: dict, message: str
+) -> None:
     with pytest.raises(InvalidInput, match=message):
         memory.write(**kwargs)
     assert [p for p in (vault / "user").rglob("*") if p.is_file()] == []
@@ -167,7 +169,9 @@ def test_hand_edits_are_seen_by_the_next_call(
     bump_mtime(path)
     assert [h.permalink for h in memory.search("饺子")] == [note.permalink]
     assert memory.search("吃面") == []
-    (vault / "user/Hand made.md").write_text("# Hand made\n\n- [fact] written in an editor\n", encoding="utf-8")
+    (vault / "user/Hand made.md").write_text(
+        "# Hand made\n\n- [fact] written in an editor\n", encoding="utf-8"
+    )
     assert memory.search("editor")[0].title == "Hand made"
     path.unlink()
     assert memory.search("饺子") == []
@@ -213,7 +217,9 @@ def test_damaged_files_are_reported_left_alone_and_never_overwritten(memory: Mem
 
 def test_reindex_gives_the_same_results(memory: Memory, isolated_home: Path) -> None:
     for i in range(30):
-        memory.write(f"笔记 {i} note", tags=[f"t{i % 3}"], observations=[f"[fact] 第 {i} 条 record number {i}"])
+        memory.write(
+            f"笔记 {i} note", tags=[f"t{i % 3}"], observations=[f"[fact] 第 {i} 条 record number {i}"]
+        )
     queries = ["笔记", "record", "第 1", "note 7", "t1"]
     before = [[h.to_dict() for h in memory.search(q, limit=50)] for q in queries]
     index_file = memory.index_path

@@ -159,7 +159,9 @@ def _token_counts(index_path: str) -> tuple[dict[str, tuple[int, int]], dict[str
     db.execute("CREATE VIRTUAL TABLE temp.by_row USING fts5vocab (main, notes_fts, 'row')")
     db.execute("CREATE VIRTUAL TABLE temp.by_col USING fts5vocab (main, notes_fts, 'col')")
     private = dict(db.execute("SELECT term, doc FROM temp.by_col WHERE col = 'private'").fetchall())
-    truth = {term: (doc, private.get(term, 0)) for term, doc in db.execute("SELECT term, doc FROM temp.by_row")}
+    truth = {
+        term: (doc, private.get(term, 0)) for term, doc in db.execute("SELECT term, doc FROM temp.by_row")
+    }
     kept = {term: (docs, priv) for term, docs, priv in db.execute("SELECT term, docs, private FROM term_df")}
     db.close()
     return kept, truth
@@ -168,7 +170,10 @@ def _token_counts(index_path: str) -> tuple[dict[str, tuple[int, int]], dict[str
 def test_notes_per_token_follow_every_change_as_fts5_counts_them(vault: Path, isolated_home: Path) -> None:
     _fill(vault, 30)
     folder = vault / "user" / "notes"
-    word = {w: tokenize.tokens(w, stem=tokenize.STEM_ENGLISH)[0] for w in ("deployment", "rollout", "combination", "zygote")}
+    word = {
+        w: tokenize.tokens(w, stem=tokenize.STEM_ENGLISH)[0]
+        for w in ("deployment", "rollout", "combination", "zygote")
+    }
     with Memory.open(vault, home=isolated_home, watch=False) as mem:
         mem.reindex()  # every file new: recounted from FTS5 at the end
         kept, truth = _token_counts(mem.index_path)
@@ -184,7 +189,9 @@ def test_notes_per_token_follow_every_change_as_fts5_counts_them(vault: Path, is
         )
         (folder / "n002.md").unlink()
         (folder / "n003.md").write_text("---\ntitle: [broken\n---\n", encoding="utf-8")
-        (folder / "broken.md").write_text("---\ntitle: Mended\n---\n\n- [fact] mended zygote\n", encoding="utf-8")
+        (folder / "broken.md").write_text(
+            "---\ntitle: Mended\n---\n\n- [fact] mended zygote\n", encoding="utf-8"
+        )
         report = mem.refresh()
         assert (report.removed, len(report.damaged)) == (1, 1)
         kept, truth = _token_counts(mem.index_path)
@@ -194,7 +201,9 @@ def test_notes_per_token_follow_every_change_as_fts5_counts_them(vault: Path, is
 
         # Many new files at once: recounted again, over the counts already kept.
         for i in range(20):
-            (folder / f"extra{i}.md").write_text(f"# Extra {i}\n\n- [fact] zygote number{i}\n", encoding="utf-8")
+            (folder / f"extra{i}.md").write_text(
+                f"# Extra {i}\n\n- [fact] zygote number{i}\n", encoding="utf-8"
+            )
         assert mem.refresh().added == 20
         kept, truth = _token_counts(mem.index_path)
         assert kept == truth and truth[word["zygote"]] == (22, 0)
@@ -206,4 +215,8 @@ def test_term_weights_count_the_notes_not_the_ids_edits_used_up(memory: Memory) 
     for i in range(6):  # every rewrite gives the note a new row id
         memory.edit(note.permalink, find="first" if i == 0 else f"edit{i - 1}", replace=f"edit{i}")
     stats = memory._index.term_stats(["quasar", "edit5"])
-    assert (stats.notes, stats.docs, stats.public) == (2, {"quasar": 2, "edit5": 1}, {"quasar": 2, "edit5": 1})
+    assert (stats.notes, stats.docs, stats.public) == (
+        2,
+        {"quasar": 2, "edit5": 1},
+        {"quasar": 2, "edit5": 1},
+    )

@@ -63,7 +63,8 @@ def test_one_chinese_character_is_found_at_any_place_in_a_word(filled: Memory) -
 
 def test_snippet_is_the_hit_line_with_its_neighbours(filled: Memory) -> None:
     note = filled.write(
-        "Trip", observations=["[plan] fly on monday", "[hotel] booked the Marigold inn", "[plan] return friday"]
+        "Trip",
+        observations=["[plan] fly on monday", "[hotel] booked the Marigold inn", "[plan] return friday"],
     )
     hit = filled.search("marigold")[0]
     lines = (filled.vault / note.path).read_text(encoding="utf-8").splitlines()
@@ -85,8 +86,20 @@ def test_ties_break_by_modified_then_permalink(memory: Memory, vault: Path) -> N
 
 
 def test_structural_filters(memory: Memory, vault: Path) -> None:
-    memory.write("Linear algebra", type="course", folder="courses", tags=["math", "线代"], fields={"credits": 4, "status": "active"})
-    memory.write("Calculus", type="course", folder="courses/old", tags=["math"], fields={"credits": 5, "status": "done"})
+    memory.write(
+        "Linear algebra",
+        type="course",
+        folder="courses",
+        tags=["math", "线代"],
+        fields={"credits": 4, "status": "active"},
+    )
+    memory.write(
+        "Calculus",
+        type="course",
+        folder="courses/old",
+        tags=["math"],
+        fields={"credits": 5, "status": "done"},
+    )
     memory.write("Math club", type="note", tags=["math"], fields={"status": "active"})
     assert titles(memory.search("", type="course")) == titles(memory.search("", folder="courses"))
     assert set(titles(memory.search("", type="course"))) == {"Linear algebra", "Calculus"}
@@ -97,7 +110,10 @@ def test_structural_filters(memory: Memory, vault: Path) -> None:
     assert titles(memory.search("", where={"credits": {"$gt": 4}})) == ["Calculus"]
     assert titles(memory.search("", where={"credits": {"$gte": 4, "$lt": 5}})) == ["Linear algebra"]
     assert set(titles(memory.search("", where={"status": {"$in": ["done", "active"]}}))) == {
-        "Linear algebra", "Calculus", "Math club"}
+        "Linear algebra",
+        "Calculus",
+        "Math club",
+    }
     assert set(titles(memory.search("", where={"status": {"$ne": "active"}}))) == {"Calculus"}
     with pytest.raises(InvalidInput, match="unknown operator"):
         memory.search("", where={"credits": {"$regex": "x"}})
@@ -142,11 +158,15 @@ def test_sensitive_notes_only_when_asked(memory: Memory) -> None:
 
 
 def test_related_is_one_hop_both_ways(memory: Memory) -> None:
-    memory.write("课表", observations=["[k] 周二"], relations=["includes [[数据结构]]", "includes [[Not yet]]"])
+    memory.write(
+        "课表", observations=["[k] 周二"], relations=["includes [[数据结构]]", "includes [[Not yet]]"]
+    )
     memory.write("数据结构", observations=["[k] 周二上午"])
     hit = next(h for h in memory.search("周二") if h.title == "课表")
     assert [(r.target, r.permalink is not None, r.direction) for r in hit.related] == [
-        ("数据结构", True, "out"), ("Not yet", False, "out")]
+        ("数据结构", True, "out"),
+        ("Not yet", False, "out"),
+    ]
     other = next(h for h in memory.search("周二") if h.title == "数据结构")
     assert [(r.target, r.direction) for r in other.related] == [("课表", "in")]
 
@@ -158,7 +178,11 @@ def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:
     assert [h.line for h in hits[2:]] == [16]  # then the line between them, by its neighbours
     assert all(h.title == "Log" for h in hits)
     top = filled.search("kiwi", granularity="line", limit=1)[0]
-    assert top.snippet.splitlines() == ["# Log", "- [a] kiwi one", "- [b] nothing"]  # the line and its neighbours
+    assert top.snippet.splitlines() == [
+        "# Log",
+        "- [a] kiwi one",
+        "- [b] nothing",
+    ]  # the line and its neighbours
 
 
 def test_queries_with_nothing_to_match(filled: Memory) -> None:
@@ -208,7 +232,9 @@ def test_a_word_on_every_line_of_a_note_weighs_less_among_its_lines(memory: Memo
 
 
 def test_accented_lines_rank_and_count_like_their_folded_words(memory: Memory) -> None:
-    note = memory.write("Ideas", observations=["[a] plain filler line", "[b] a naïve plan", "[c] another line"])
+    note = memory.write(
+        "Ideas", observations=["[a] plain filler line", "[b] a naïve plan", "[c] another line"]
+    )
     hit = memory.search("naive", granularity="line", limit=1)[0]
     assert hit.line == note.observations[1].line
     assert hit.coverage == 1.0

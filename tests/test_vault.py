@@ -26,14 +26,21 @@ from cairn.vault import (
 
 @pytest.mark.parametrize(
     ("scope", "folder"),
-    [("user", "user"), ("agent:bot_1", "agent-bot_1"), ("group:team-a", "group-team-a"), ("workspace:cairn", "workspace-cairn")],
+    [
+        ("user", "user"),
+        ("agent:bot_1", "agent-bot_1"),
+        ("group:team-a", "group-team-a"),
+        ("workspace:cairn", "workspace-cairn"),
+    ],
 )
 def test_scope_folders_round_trip(scope: str, folder: str) -> None:
     assert scope_folder(scope) == folder
     assert folder_scope(folder) == scope
 
 
-@pytest.mark.parametrize("scope", ["", "admin", "agent:", "agent:../x", "agent:a b", "group:名字", "user:x", "agent:a:b"])
+@pytest.mark.parametrize(
+    "scope", ["", "admin", "agent:", "agent:../x", "agent:a b", "group:名字", "user:x", "agent:a:b"]
+)
 def test_bad_scopes_are_refused(scope: str) -> None:
     with pytest.raises(InvalidInput, match="invalid scope"):
         validate_scope(scope)

@@ -398,7 +398,9 @@ class Index:
         )
 
     def row_by_id(self, note_id: int) -> Row | None:
-        rows = self._rows(f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.id = ?", [note_id])
+        rows = self._rows(
+            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.id = ?", [note_id]
+        )
         return rows[0] if rows else None
 
     def keys(self, filters: Filters) -> list[NoteKey]:
@@ -506,7 +508,8 @@ class Index:
                 rows = {
                     r.id: r
                     for r in self._rows(
-                        f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.id IN ({','.join('?' * len(kept))})", kept
+                        f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.id IN ({','.join('?' * len(kept))})",
+                        kept,
                     )
                 }
                 return [(rows[i], -scores[i]) for i in kept]
@@ -535,7 +538,9 @@ class Index:
         if note_ids:
             marks = ",".join("?" * len(note_ids))
             packed = dict(
-                self.db.execute(f"SELECT note_id, lines FROM note_lines WHERE note_id IN ({marks})", list(note_ids))
+                self.db.execute(
+                    f"SELECT note_id, lines FROM note_lines WHERE note_id IN ({marks})", list(note_ids)
+                )
             )
         return {
             i: [(n, t) for n, t, private in unpack_lines(packed.get(i)) if include_sensitive or not private]
@@ -558,7 +563,9 @@ class Index:
                 " AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)",
                 [*chunk, now],
             ):
-                found.setdefault((target, scope), []).append((modified is None, -(modified or 0.0), permalink))
+                found.setdefault((target, scope), []).append(
+                    (modified is None, -(modified or 0.0), permalink)
+                )
         # Newest replacement first (undated last), then by permalink.
         return {r.id: [p for *_, p in sorted(found.get((r.permalink, r.scope), []))] for r in rows}
 
@@ -675,7 +682,9 @@ class Batch:
             (*head, *record.columns),
         )
         note_id = self.db.last_insert_rowid()
-        self.db.execute("INSERT INTO note_lines VALUES (?, ?, ?)", (note_id, record.lines, record.observations))
+        self.db.execute(
+            "INSERT INTO note_lines VALUES (?, ?, ?)", (note_id, record.lines, record.observations)
+        )
         self.supersedes += [(note_id, t) for t in record.supersedes]
         self.tags += [(note_id, t) for t in record.tags]
         self.relations += [(note_id, *r) for r in record.relations]
@@ -746,7 +755,8 @@ class Batch:
             self.db.execute("INSERT INTO term_df SELECT term, doc, 0 FROM temp.vocab_row")
             self.private.update(private)
             self.db.executemany(
-                "UPDATE term_df SET private = ? WHERE term = ?", [(n, t) for t, n in self.private.items() if n]
+                "UPDATE term_df SET private = ? WHERE term = ?",
+                [(n, t) for t, n in self.private.items() if n],
             )
         else:
             terms = self.docs.keys() | self.private.keys()

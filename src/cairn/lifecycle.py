@@ -115,4 +115,3 @@ def _strings(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
     return tuple(str(v) for v in value[:MAX_CONDITIONS] if str(v).strip())
-

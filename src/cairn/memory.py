@@ -630,11 +630,20 @@ class Memory:
             admit(sorted(sections, key=_section_order), "section")
             candidates, beyond = self._snapshot_items(rows, current, omitted, snapshot.reach(top_k))
             return snapshot.build(
-                candidates, top_k=top_k, max_bytes=max_bytes, max_tokens=max_tokens, omitted=omitted, beyond=beyond
+                candidates,
+                top_k=top_k,
+                max_bytes=max_bytes,
+                max_tokens=max_tokens,
+                omitted=omitted,
+                beyond=beyond,
             )
 
     def _snapshot_items(
-        self, rows: Sequence[tuple[Row | NoteKey, str]], current: Filters, omitted: dict[str, list[str]], reach: int
+        self,
+        rows: Sequence[tuple[Row | NoteKey, str]],
+        current: Filters,
+        omitted: dict[str, list[str]],
+        reach: int,
     ) -> tuple[list[snapshot.Item], list[str]]:
         """Replace superseded notes by what replaces them and keep disagreeing claims together.
 
@@ -651,7 +660,9 @@ class Memory:
             row, why = queue.popleft()
             if row.permalink in seen:
                 continue
-            replacers = replaced[row.id] if row.id in replaced else self._index.superseded_by(row, current.now)
+            replacers = (
+                replaced[row.id] if row.id in replaced else self._index.superseded_by(row, current.now)
+            )
             if replacers:
                 omitted["superseded"].append(row.permalink)
                 seen.add(row.permalink)
@@ -694,7 +705,9 @@ class Memory:
         from . import snapshot
 
         def body() -> str:  # read only if the snapshot tries this note
-            lines = [text for _, text in self._index.lines_of(row.id) if text.lstrip("# ").strip() != row.title]
+            lines = [
+                text for _, text in self._index.lines_of(row.id) if text.lstrip("# ").strip() != row.title
+            ]
             know = lifecycle.knowledge(json.loads(row.frontmatter))
             if know:
                 lines += [f"applies when (not verified): {c}" for c in know.applicability]

@@ -71,10 +71,20 @@ class _Size:
         return cls(len(text.encode("utf-8")), len(text) - wide - other, wide, other)
 
     def __add__(self, other: _Size) -> _Size:
-        return _Size(self.bytes + other.bytes, self.ascii + other.ascii, self.wide + other.wide, self.other + other.other)
+        return _Size(
+            self.bytes + other.bytes,
+            self.ascii + other.ascii,
+            self.wide + other.wide,
+            self.other + other.other,
+        )
 
     def __sub__(self, other: _Size) -> _Size:
-        return _Size(self.bytes - other.bytes, self.ascii - other.ascii, self.wide - other.wide, self.other - other.other)
+        return _Size(
+            self.bytes - other.bytes,
+            self.ascii - other.ascii,
+            self.wide - other.wide,
+            self.other - other.other,
+        )
 
     @property
     def tokens(self) -> int:
@@ -204,7 +214,9 @@ def build(
         )
     # Greedy, best first. Each check counts the closing line as if every later note were left
     # out; the final pass below then guarantees the budget whatever the closing line became.
-    taken: list[tuple[int, str, _Size, bool]] = []  # (unit number, block, its size, the unit itself or a notice)
+    taken: list[
+        tuple[int, str, _Size, bool]
+    ] = []  # (unit number, block, its size, the unit itself or a notice)
     size = _Size()  # of the blocks taken
     shown = 0  # notes in the blocks taken
     dropped: list[str] = []  # names of the units passed over so far
@@ -240,7 +252,9 @@ def build(
         if whole:
             kept.discard(number)
             left = [name for n, unit in enumerate(names) if n not in kept for name in unit] + list(beyond)
-    text = _HEADER + "".join(b for _, b, _, _ in taken) + _closing({**pre, "budget": _Names.of(left)}) + _FOOTER
+    text = (
+        _HEADER + "".join(b for _, b, _, _ in taken) + _closing({**pre, "budget": _Names.of(left)}) + _FOOTER
+    )
     items = [i for n, _, _, whole in taken if whole for i in units[n]]
     return Snapshot(
         text=text,

@@ -25,7 +25,17 @@ from functools import lru_cache
 
 import Stemmer
 
-__all__ = ["cjk_pairs", "fold", "index_text", "is_cjk", "query_terms", "seams", "stem", "stem_without_i", "tokens"]
+__all__ = [
+    "cjk_pairs",
+    "fold",
+    "index_text",
+    "is_cjk",
+    "query_terms",
+    "seams",
+    "stem",
+    "stem_without_i",
+    "tokens",
+]
 
 # Han (URO, Ext A, Ext B-G, compatibility), iteration marks, hiragana, katakana with the
 # prolonged sound mark (but not the middle dot, which is punctuation), Hangul jamo and syllables.
@@ -40,9 +50,7 @@ _RUN_RE = re.compile(rf"([{_CJK_CHARS}]+)|([^\W_{_CJK_CHARS}]+)")
 _NOT_ALNUM_RE = re.compile(r"[\W_]+")
 # The same blocks as (first, last) code points, for testing one character without compiling a
 # third regex over them (each such class costs ~7 ms at every start of the command line).
-_CJK_RANGES = sorted(
-    (ord(_CJK_CHARS[i]), ord(_CJK_CHARS[i + 2])) for i in range(0, len(_CJK_CHARS), 3)
-)
+_CJK_RANGES = sorted((ord(_CJK_CHARS[i]), ord(_CJK_CHARS[i + 2])) for i in range(0, len(_CJK_CHARS), 3))
 _CJK_STARTS = [first for first, _ in _CJK_RANGES]
 
 # Index and queries stem English words (``hiking`` and ``hike`` meet); an index built with
@@ -227,7 +235,6 @@ _FOLD_TABLE = _FoldTable()
 # --- stemming: a conservative subset of Porter's step 1, plus -ment and -ness ---------------
 
 
-
 def stem(word: str) -> str:
     """The Snowball English (Porter2) stem of a word: ``deployments`` -> ``deploy``,
     ``organization`` -> ``organiz``, ``allergies`` -> ``allergi``.
@@ -261,4 +268,3 @@ def stem_without_i(term: str) -> str | None:
     if len(term) > 5 and term.endswith("i") and term.isascii() and term.isalpha():
         return term[:-1]
     return None
-
