@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -261,6 +261,11 @@ class Row:
         return cls(*v)
 
 
+# What SQLite raises when the index file is not, or is no longer, a sound database: a disk or a
+# copy damaged it. (A locked or unreadable file raises other errors: those are real problems.)
+DAMAGED = (apsw.NotADBError, apsw.CorruptError)
+
+
 class Index:
     """One SQLite file per vault, in WAL mode, under the state directory."""
 
@@ -270,13 +275,21 @@ class Index:
         try:
             self.db = self._connect()
             self._ensure_schema()
-        except (apsw.NotADBError, apsw.CorruptError):
-            # Not a database at all. It is only a cache of the files: start a new one. (A locked or
-            # unreadable file raises other errors, which go up: those are real problems.)
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-            self.db = self._connect()
-            self.reset()
+        except DAMAGED:
+            self.replace()
+
+    def replace(self) -> None:
+        """Start a new, empty index file in place of a damaged one: it is only a cache of the files.
+
+        Deleted and made anew rather than emptied in place: dropping tables walks their pages,
+        and the damaged ones can be among them.
+        """
+        with suppress(AttributeError, apsw.Error):  # AttributeError: no connection was made yet
+            self.db.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        self.db = self._connect()
+        self.reset()
 
     def _connect(self) -> apsw.Connection:
         # Autocommit, like every APSW connection: transactions are begun explicitly (``transaction``).
@@ -330,7 +343,8 @@ class Index:
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may have rolled back already (a damaged file, a full disk)
+                self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 

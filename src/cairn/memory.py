@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -18,10 +19,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from . import lifecycle, ranking, records, tokenize
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
+from .index import DAMAGED as DAMAGED_INDEX
 from .index import Filters, Index, NoteKey, Row, TermStats, prefix_terms, search_terms
 from .models import (
     Claim,
@@ -70,6 +72,8 @@ RELATED_PER_HIT = 10
 CHECKPOINT_AFTER = 500  # files re-indexed in one go after which the WAL is folded back
 LINE_CANDIDATE_NOTES = 30  # notes whose lines a line search ranks (at least)
 SNAPSHOT_ITEM_BYTES = 2048  # one long note must not crowd every other note out of a snapshot
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
 _RACY_SECONDS = 2.0  # a file this fresh may change again within the same mtime tick: re-hash it next time
 _TYPE = re.compile(r"^[\w-]{1,64}$")
 _RESERVED_FIELDS = ("title", "permalink", "created", "modified", "origin", "type", "tags", "sensitivity")
@@ -78,6 +82,24 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: writes are serialised within the process only
     fcntl = None  # type: ignore[assignment]
+
+
+def _mends_index(method: Callable[Concatenate[Memory, _P], _T]) -> Callable[Concatenate[Memory, _P], _T]:
+    """Run ``method`` again on a new index if SQLite finds the index file damaged: it is only a
+    cache, rebuilt from the files by the next scan. Safe for the methods that write a file too:
+    once one is written, damage is absorbed where the index is told (``_index_written``), so
+    what reaches this retry happened before anything was written."""
+
+    @functools.wraps(method)
+    def mended(self: Memory, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except DAMAGED_INDEX:
+            with self._lock:
+                self._replace_index()
+            return method(self, *args, **kwargs)
+
+    return mended
 
 
 class Memory:
@@ -110,7 +132,10 @@ class Memory:
         self._lock = threading.RLock()
         self._index = Index(self.index_path)
         # What the index holds of each file: (size, mtime) to spot a change, the hash to confirm it.
-        self._stamps, self._digests = self._index.file_states()
+        try:
+            self._stamps, self._digests = self._index.file_states()
+        except DAMAGED_INDEX:
+            self._replace_index()
         if watch:
             # imported here: only `cairn serve` watches; ctypes and friends cost ~20 ms per command
             from .watch import Watcher
@@ -192,6 +217,7 @@ class Memory:
 
     # -- writes ---------------------------------------------------------------------------------
 
+    @_mends_index
     def write(
         self,
         title: str,
@@ -274,6 +300,7 @@ class Memory:
             text = markdown.new_note(front, title, body, obs_lines, rel_lines)
             return self._commit(rel, text)
 
+    @_mends_index
     def append(self, permalink: str, line: str, *, scope: str | None = None) -> Note:
         """Add one observation (``[cat] text``) or relation (``type [[Target]]``) to a note.
 
@@ -302,6 +329,7 @@ class Memory:
             text = markdown.append_to_section(note.text, section, entry)
             return self._commit(note.path, self._stamp(text))
 
+    @_mends_index
     def edit(
         self, permalink: str, find: str, replace: str, *, expected: int = 1, scope: str | None = None
     ) -> Note:
@@ -342,6 +370,7 @@ class Memory:
             _check_body(text)
             return self._commit(note.path, self._stamp(text))
 
+    @_mends_index
     def delete(self, permalink: str, *, reason: str | None = None, scope: str | None = None) -> Note:
         """Soft delete: move the file into ``<scope>/.trash/``; ``restore`` brings it back."""
         from . import markdown
@@ -356,11 +385,11 @@ class Memory:
                 updates["deleted_reason"] = reason.strip()
             atomic_write(self.vault / target, markdown.set_fields(note.text, updates).encode("utf-8"))
             (self.vault / note.path).unlink()
-            with self._index.transaction():
-                self._index.remove(note.path)
-            self._forget(note.path)
+            if self._index_written(lambda: self._index.remove(note.path)):
+                self._forget(note.path)
             return note
 
+    @_mends_index
     def restore(self, permalink: str, *, scope: str | None = None) -> Note:
         """Bring a soft-deleted note back to where it was (or beside it, if that place is taken)."""
         from . import markdown
@@ -388,6 +417,7 @@ class Memory:
 
     # -- reads ----------------------------------------------------------------------------------
 
+    @_mends_index
     def read(self, identifier: str, *, scope: str | None = None) -> Note:
         """Read by permalink, ``memory://permalink``, exact title, or vault-relative path.
 
@@ -400,6 +430,7 @@ class Memory:
             self._sync()
             return self._load(self._resolve(identifier, scopes).path)
 
+    @_mends_index
     def list(
         self,
         *,
@@ -424,6 +455,7 @@ class Memory:
             self._sync()
             return [_summary(row) for row in self._index.list(filters, limit)]
 
+    @_mends_index
     def search(
         self,
         query: str = "",
@@ -533,6 +565,7 @@ class Memory:
             for score, row, n, lines, _text in scored
         ]
 
+    @_mends_index
     def context(
         self,
         url: str,
@@ -580,6 +613,7 @@ class Memory:
                 frontier = following
             return Context(url=url, primary=primary, related=tuple(nodes), unresolved=tuple(unresolved))
 
+    @_mends_index
     def snapshot(
         self,
         query: str = "",
@@ -732,11 +766,19 @@ class Memory:
 
     # -- maintenance ----------------------------------------------------------------------------
 
+    @_mends_index
     def refresh(self) -> RefreshReport:
         """Bring the index up to date with the files (only changed files are parsed)."""
         with self._lock:
             return self._sync(full=True)
 
+    def _replace_index(self) -> None:
+        """A new, empty index in place of a damaged one; the next scan indexes every file."""
+        self._index.replace()
+        self._stamps, self._digests = {}, {}
+        self._needs_scan = True
+
+    @_mends_index
     def reindex(self, progress: Progress | None = None) -> RefreshReport:
         """Drop the index and rebuild it from the files."""
         with self._lock:
@@ -744,6 +786,7 @@ class Memory:
             self._stamps, self._digests = {}, {}
             return self._sync(progress, full=True)
 
+    @_mends_index
     def doctor(self) -> DoctorReport:
         """Damaged files (with the reason), duplicate permalinks, unresolved relations, trash size."""
         with self._lock:
@@ -764,6 +807,7 @@ class Memory:
                 trashed=trashed,
             )
 
+    @_mends_index
     def status(self) -> dict[str, Any]:
         """Vault path, index path, scope, allowed scopes, counts."""
         with self._lock:
@@ -904,10 +948,20 @@ class Memory:
         stat = FileStat(rel, st.st_size, st.st_mtime_ns)
         note = load_note(rel, data, mtime_ns=stat.mtime_ns, tz=self.tz)  # parsed once: returned and indexed
         record = records.rows_of(note, size=stat.size, kept_mtime=_trusted_mtime(stat), tz=self.tz)
-        with self._index.transaction():
-            self._index.insert(record)
-        self._stamps[rel], self._digests[rel] = (stat.size, record.mtime_ns), record.digest
+        if self._index_written(lambda: self._index.insert(record)):
+            self._stamps[rel], self._digests[rel] = (stat.size, record.mtime_ns), record.digest
         return note
+
+    def _index_written(self, change: Callable[[], None]) -> bool:
+        """Apply ``change`` to the index for a file just written. A damaged index is replaced
+        instead (False): the file is written, and the next scan indexes it with every other."""
+        try:
+            with self._index.transaction():
+                change()
+            return True
+        except DAMAGED_INDEX:
+            self._replace_index()
+            return False
 
     def _stamp(self, text: str) -> str:
         from . import markdown
