@@ -54,8 +54,10 @@ _CJK_RANGES = sorted((ord(_CJK_CHARS[i]), ord(_CJK_CHARS[i + 2])) for i in range
 _CJK_STARTS = [first for first, _ in _CJK_RANGES]
 
 # Index and queries stem English words (``hiking`` and ``hike`` meet); an index built with
-# another setting is rebuilt (the index schema version names this setting).
+# another setting, or another release of the stemmer (whose stems may differ), is rebuilt: the
+# index schema version names both.
 STEM_ENGLISH = True
+STEMMER = f"snowball-english/{Stemmer.version()}" if STEM_ENGLISH else "none"
 
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are as at be been before being
