@@ -185,14 +185,14 @@ def test_chinese_question_words_leave_the_query() -> None:
 
 def test_a_pair_between_two_known_words_is_a_seam() -> None:
     known = {"高铁", "喜欢", "朋友", "生日"}.__contains__
-    assert cjk_pairs("高铁喜欢 ok 朋友") == ["高铁", "铁喜", "喜欢", "朋友"]
-    assert seams("高铁喜欢", known) == {"铁喜"}
+    assert cjk_pairs("高铁喜欢 ok 朋友") == [["高铁", "铁喜", "喜欢"], ["朋友"]]
+    assert seams(cjk_pairs("高铁喜欢"), known) == {"铁喜"}
     # A word the vault lacks keeps every pair: "女朋" has no known pair before it.
-    assert seams("女朋友生日", known) == {"友生"}
-    assert seams("量子力学", known) == set()
+    assert seams(cjk_pairs("女朋友生日"), known) == {"友生"}
+    assert seams(cjk_pairs("量子力学"), known) == set()
     # Separate runs never make a seam together, and a pair somebody wrote down is no seam.
-    assert seams("高铁 喜欢", known) == set()
-    assert seams("高铁喜欢", {"高铁", "铁喜", "喜欢"}.__contains__) == set()
+    assert seams(cjk_pairs("高铁 喜欢"), known) == set()
+    assert seams(cjk_pairs("高铁喜欢"), {"高铁", "铁喜", "喜欢"}.__contains__) == set()
 
 
 def test_long_text_folds_like_short_text():

@@ -531,10 +531,10 @@ class Memory:
         """The query's terms, less the CJK seams between words (``tokenize.seams``), and how
         many notes hold each."""
         terms = search_terms(query)
-        pairs = tokenize.cjk_pairs(query)
-        stats = self._index.term_stats(list(dict.fromkeys([*terms, *pairs])) if len(pairs) > 2 else terms)
-        if len(pairs) > 2:
-            seams = tokenize.seams(query, lambda pair: stats.docs.get(pair, 0) > 0)
+        runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
+        stats = self._index.term_stats(list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs)])))
+        if runs:
+            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0)
             terms = [t for t in terms if t not in seams] or terms
         return terms, stats
 
@@ -643,7 +643,7 @@ class Memory:
             every = Filters(scopes=scope_list, include_sensitive=True, include_expired=True, now=now)
             omitted: dict[str, list[str]] = {"sensitive": [], "expired": [], "superseded": []}
             rows: list[tuple[Row, str]] = []
-            terms, _ = self._query_terms(query)
+            terms, stats = self._query_terms(query)
 
             def admit(found: Sequence[Row], why: str) -> None:
                 for row in found:
@@ -655,7 +655,9 @@ class Memory:
                         rows.append((row, why))
 
             if terms:
-                admit([row for row, _score in self._index.search_notes(terms, every, top_k * 3)], "query")
+                admit(
+                    [row for row, _score in self._index.search_notes(terms, every, top_k * 3, stats)], "query"
+                )
             preferences = replace(every, type="preference", where={"confirmed": {"$ne": False}})
             admit(self._index.keys(preferences), "preference")  # a vault may hold thousands
             sections = [

@@ -73,8 +73,9 @@ _STOPWORD_TEXT = """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # Chinese particles, pronouns and question words: characters that rarely start or end a content word.
 _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊么哪怎谁什我你他她它")
-# Question words whose characters also start content words (几何, 多少 but 多数, 如何 but 如果):
-# dropped as whole pairs, with the pairs that straddle them, as the characters above are.
+# Question words made of two characters that each also begin content words (几 in 几何, 多 in
+# 多数, 如 in 如果): dropped as whole pairs, with the pairs that straddle them, as the
+# characters above are.
 _CJK_QUESTION_TEXT = "几点 几号 几个 几天 几次 几岁 几年 几月 几时 几分 几位 多少 多久 多大 多长 如何 是否"
 _CJK_QUESTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split())
 
@@ -148,13 +149,14 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
     return list(dict.fromkeys(kept or stopped))
 
 
-def cjk_pairs(text: str) -> list[str]:
-    """Every CJK bigram of a query, particles and question words included: what ``seams`` asks about."""
-    return [run[i : i + 2] for kind, run in _runs(text) if kind == "cjk" for i in range(len(run) - 1)]
+def cjk_pairs(text: str) -> list[list[str]]:
+    """The CJK bigrams of a query, run by run, particles and question words included: what
+    ``seams`` looks at (a seam needs a pair on either side, so only runs of three pairs or more)."""
+    return [[run[i : i + 2] for i in range(len(run) - 1)] for kind, run in _runs(text) if kind == "cjk"]
 
 
-def seams(text: str, known: Callable[[str], bool]) -> set[str]:
-    """The CJK bigrams of a query that only straddle the boundary between two words.
+def seams(runs: list[list[str]], known: Callable[[str], bool]) -> set[str]:
+    """The CJK bigrams of a query (``cjk_pairs``) that only straddle the boundary between two words.
 
     Chinese is written without spaces, so ``高铁喜欢`` gives ``高铁 铁喜 喜欢``. When no note
     holds ``铁喜`` (``known`` is False) while notes hold the pairs on either side of it, each of its
@@ -162,15 +164,12 @@ def seams(text: str, known: Callable[[str], bool]) -> set[str]:
     missing part of the query makes a good answer look weak. A word the vault lacks is never a
     seam: its first or last pair has no known neighbour (``量子力学`` keeps ``量子`` and ``子力``).
     """
-    found: set[str] = set()
-    for kind, run in _runs(text):
-        if kind != "cjk" or len(run) < 4:
-            continue
-        pairs = [run[i : i + 2] for i in range(len(run) - 1)]
-        for i in range(1, len(pairs) - 1):
-            if not known(pairs[i]) and known(pairs[i - 1]) and known(pairs[i + 1]):
-                found.add(pairs[i])
-    return found
+    return {
+        pairs[i]
+        for pairs in runs
+        for i in range(1, len(pairs) - 1)
+        if not known(pairs[i]) and known(pairs[i - 1]) and known(pairs[i + 1])
+    }
 
 
 def is_cjk(term: str) -> bool:
@@ -234,7 +233,7 @@ class _FoldTable(dict[int, str]):
 _FOLD_TABLE = _FoldTable()
 
 
-# --- stemming: a conservative subset of Porter's step 1, plus -ment and -ness ---------------
+# --- stemming: Snowball's English (Porter2) stemmer, from PyStemmer ---------------------------
 
 
 def stem(word: str) -> str:
