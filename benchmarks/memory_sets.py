@@ -26,43 +26,47 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 @dataclass(frozen=True)
+class Baselines:
+    """The FTS5 tokenizers a set's language is compared with, and what the report says of them."""
+
+    tokenizers: tuple[str, ...]
+    note: str
+
+
+CHINESE = Baselines(
+    ("unicode61", "trigram"),
+    "`unicode61` keeps a run of Chinese characters as one token; `trigram` cannot match terms shorter than "
+    "3 characters.",
+)
+ENGLISH = Baselines(
+    ("unicode61", "porter unicode61"),
+    "`porter unicode61` stems English words (Porter) as FTS5 offers out of the box.",
+)
+
+
+@dataclass(frozen=True)
 class MemorySet:
-    """One set: its data file, the report's heading, and the FTS5 tokenizers it is compared with."""
+    """One set: its data file, the report's heading, and its baselines."""
 
     heading: str
     path: Path
-    baselines: tuple[str, ...]
-    baseline_note: str
+    baselines: Baselines
 
 
 SETS = {
-    "zh": MemorySet(
-        "Chinese memory set",
-        DATA / "zh_memory.json",
-        ("unicode61", "trigram"),
-        "`unicode61` keeps a run of Chinese characters as one token; `trigram` cannot match terms shorter than "
-        "3 characters.",
-    ),
-    "en": MemorySet(
-        "English memory set",
-        DATA / "en_memory.json",
-        ("unicode61", "porter unicode61"),
-        "`porter unicode61` stems English words (Porter) as FTS5 offers out of the box.",
-    ),
-    # Written after search was tuned on the sets above, by a writer who saw neither them nor the
-    # code: a check that what was learnt there holds on notes and queries nobody tuned for.
+    "zh": MemorySet("Chinese memory set", DATA / "zh_memory.json", CHINESE),
+    "en": MemorySet("English memory set", DATA / "en_memory.json", ENGLISH),
+    # Written by someone who saw neither the sets above nor the code: whether what was tuned on
+    # those holds on notes and queries written apart from them.
     "zh-check": MemorySet(
-        "Chinese validation set (written after tuning, unseen by it)",
+        "Chinese validation set (written apart from the code and the first sets)",
         DATA / "zh_validation.json",
-        ("unicode61", "trigram"),
-        "`unicode61` keeps a run of Chinese characters as one token; `trigram` cannot match terms shorter than "
-        "3 characters.",
+        CHINESE,
     ),
     "en-check": MemorySet(
-        "English validation set (written after tuning, unseen by it)",
+        "English validation set (written apart from the code and the first sets)",
         DATA / "en_validation.json",
-        ("unicode61", "porter unicode61"),
-        "`porter unicode61` stems English words (Porter) as FTS5 offers out of the box.",
+        ENGLISH,
     ),
 }
 K = 5
@@ -282,12 +286,12 @@ def run(key: str = "zh", with_cairn: bool = True, workdir: Path | None = None) -
             except Exception as exc:
                 extra.append(f"Cairn: not measured ({type(exc).__name__}: {exc}).")
                 print(f"{key}: Cairn failed: {exc!r}", file=sys.stderr)
-    for tokenizer in spec.baselines:
+    for tokenizer in spec.baselines.tokenizers:
         scores.append(evaluate(f"FTS5 {tokenizer}", queries, baseline_searcher(notes, tokenizer)))
     extra.append(
         "Baselines: one note = one document (title, tags, observation and relation lines); query = OR of the "
         "query's `\\w+` runs, quoted; filters applied by restricting candidates; a filter-only query lists them. "
-        + spec.baseline_note
+        + spec.baselines.note
     )
     return report(spec.heading, scores, notes, queries, extra)
 
