@@ -169,9 +169,8 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
 
         open_s, mem = _timed(lambda: Memory.open(vault, home=home))
         assert isinstance(mem, Memory)
-        index_files = [
-            Path(f"{mem.index_path}{s}") for s in ("", "-wal", "-shm")
-        ]  # status() would index first
+        # Paths made here: status() would index first.
+        index_files = [Path(f"{mem.index_path}{s}") for s in ("", "-wal", "-shm")]
         reindex_s, rep = _timed(mem.reindex)
         rows.append(
             [

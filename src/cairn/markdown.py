@@ -163,11 +163,10 @@ def _plain_string(raw: str) -> str | None:
     """``raw`` if YAML would read it as exactly that string, else None (then YAML decides)."""
     if not raw or not _PLAIN_START.match(raw) or ": " in raw or " #" in raw or raw.endswith(":"):
         return None
-    if (
-        raw[0] in _RESOLVED_FIRST
-        and _Loader.resolve(_Loader, yaml.ScalarNode, raw, (True, False)) != _STR_TAG
-    ):  # type: ignore[arg-type]
-        return None  # numbers, booleans, null: leave them to YAML's own constructors
+    if raw[0] in _RESOLVED_FIRST:
+        tag = _Loader.resolve(_Loader, yaml.ScalarNode, raw, (True, False))  # type: ignore[arg-type]
+        if tag != _STR_TAG:
+            return None  # numbers, booleans, null: leave them to YAML's own constructors
     return raw
 
 
