@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -111,7 +110,7 @@ def test_observations_are_kept_with_their_line_category_tags_and_context(memory:
     expected = [
         [o.line, o.category, list(o.tags), o.context, int("sensitive" in o.tags)] for o in note.observations
     ]
-    assert json.loads(stored) == expected
+    assert records.unpack_observations(stored) == expected
     assert [row[1:4] for row in expected] == [["plan", ["travel"], "五月"], ["secret", ["sensitive"], None]]
 
 

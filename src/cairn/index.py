@@ -28,7 +28,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"14/stem={tokenize.STEMMER}"
+SCHEMA_VERSION = f"15/stem={tokenize.STEMMER}"
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -61,10 +61,10 @@ CREATE TABLE notes (
     claim_value TEXT
 );
 -- Apart from notes, so that scanning notes (the freshness check reads every row, a filter on
--- front matter may too) stays small. observations: JSON [[line, category, [tags], context,
--- sensitive], ...] (the text is in lines). One value per note, not a row per observation: rows
--- cost a third of a rebuild's writing.
-CREATE TABLE note_lines (note_id INTEGER PRIMARY KEY, lines BLOB NOT NULL, observations TEXT);
+-- front matter may too) stays small. observations: records.pack_observations() of [[line,
+-- category, [tags], context, sensitive], ...] (the text is in lines). One value per note, not a
+-- row per observation: rows cost a third of a rebuild's writing.
+CREATE TABLE note_lines (note_id INTEGER PRIMARY KEY, lines BLOB NOT NULL, observations BLOB);
 CREATE INDEX notes_type ON notes (type);
 CREATE INDEX notes_folder ON notes (folder);
 CREATE INDEX notes_claim ON notes (claim_key);

@@ -53,7 +53,7 @@ class NoteRecord:
     # notes columns from permalink to claim_value, in table order
     columns: tuple[object, ...] = ()
     lines: bytes = b""  # pack_lines() of the searchable lines
-    observations: str | None = None  # JSON, see the note_lines table
+    observations: bytes | None = None  # pack_observations(), see the note_lines table
     tags: tuple[str, ...] = ()  # keys, distinct
     supersedes: tuple[str, ...] = ()
     relations: tuple[tuple[object, ...], ...] = ()  # (line, type, target, target key, inline, context)
@@ -109,7 +109,7 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
         know.claim_value if know else None,
     )
     observations = (
-        json.dumps(
+        pack_observations(
             [
                 [
                     number,
@@ -120,9 +120,7 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
                 ]
                 for number, _text, private in lines
                 if number in observed
-            ],
-            ensure_ascii=False,
-            separators=_COMPACT,
+            ]
         )
         if observed
         else None
@@ -171,6 +169,16 @@ def fts_values(
 def pack_lines(lines: Sequence[tuple[int, str, bool]]) -> bytes:
     """A note's searchable lines, compressed: kept once, for snippets, ranking and FTS deletes."""
     return zlib.compress(json.dumps([[n, t, int(p)] for n, t, p in lines], ensure_ascii=False).encode(), 6)
+
+
+def pack_observations(observations: Sequence[Sequence[object]]) -> bytes:
+    """[[line, category, [tags], context, sensitive], ...], compressed: the same few categories
+    and empty tags over and over, so about a sixth of its JSON (which was 8 % of the index)."""
+    return zlib.compress(json.dumps(observations, ensure_ascii=False, separators=_COMPACT).encode(), 6)
+
+
+def unpack_observations(packed: bytes | None) -> list[list[object]]:
+    return json.loads(zlib.decompress(packed)) if packed else []
 
 
 def unpack_lines(packed: bytes | None) -> list[tuple[int, str, bool]]:
