@@ -248,6 +248,37 @@ def test_refresh_parses_only_changed_files(memory: Memory, vault: Path) -> None:
     assert (report.updated, report.unchanged, report.added) == (1, 4, 0)
 
 
+def test_a_rewrite_within_a_fresh_files_mtime_tick_is_still_seen(memory: Memory, vault: Path) -> None:
+    # A file system that keeps whole seconds gives a rewrite within the same second the same mtime;
+    # with the same size, only hashing the file again can tell.
+    note = memory.write("Tick", observations=["[a] alpha"])
+    path = vault / note.path
+    tick = (time.time_ns() // 10**9 + 1) * 10**9
+    os.utime(path, ns=(tick, tick))
+    memory.refresh()
+    path.write_text(path.read_text(encoding="utf-8").replace("alpha", "omega"), encoding="utf-8")
+    os.utime(path, ns=(tick, tick))
+    assert [h.permalink for h in memory.search("omega")] == [note.permalink]
+    assert memory.search("alpha") == []
+
+
+def test_a_fresh_mtime_is_distrusted_for_longer_when_it_has_no_sub_second_digits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cairn.memory import _trusted_mtime
+    from cairn.vault import FileStat
+
+    now = 1_800_000_000
+    monkeypatch.setattr(time, "time", lambda: float(now))
+    cases = {
+        (now - 1) * 10**9: -1,  # whole seconds: FAT or a network drive; the tick may not be over
+        (now - 3) * 10**9: (now - 3) * 10**9,
+        now * 10**9 - 50_000_000: -1,  # 50 ms ago, on a file system with finer stamps
+        now * 10**9 - 500_000_000: now * 10**9 - 500_000_000,
+    }
+    assert {ns: _trusted_mtime(FileStat("user/a.md", 1, ns)) for ns in cases} == cases
+
+
 def test_unchanged_note_keeps_its_bytes_through_reads_and_searches(memory: Memory, vault: Path) -> None:
     hand = "---\ntitle: Hand\nweird_field:   {b: 1, a: 2}   # a comment\n---\n\n- [x] done item\n- [k] value"
     (vault / "user/Hand.md").write_text(hand, encoding="utf-8")

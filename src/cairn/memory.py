@@ -74,7 +74,11 @@ LINE_CANDIDATE_NOTES = 30  # notes whose lines a line search ranks (at least)
 SNAPSHOT_ITEM_BYTES = 2048  # one long note must not crowd every other note out of a snapshot
 _T = TypeVar("_T")
 _P = ParamSpec("_P")
-_RACY_SECONDS = 2.0  # a file this fresh may change again within the same mtime tick: re-hash it next time
+# A file this fresh may change again within the same mtime tick, so it is hashed again at the next
+# scan. File systems that keep whole seconds (FAT: two) need seconds; where an mtime has digits
+# below the second, the tick is 15.6 ms at the coarsest (Windows), and 0.1 s leaves a wide margin.
+_RACY_SECONDS = 2.0
+_RACY_SECONDS_FINE = 0.1
 _TYPE = re.compile(r"^[\w-]{1,64}$")
 _RESERVED_FIELDS = ("title", "permalink", "created", "modified", "origin", "type", "tags", "sensitivity")
 
@@ -1318,7 +1322,8 @@ def _watching_wanted() -> bool:
 
 def _trusted_mtime(st: FileStat) -> int:
     """The mtime to remember, or -1 when the file is so fresh that a same-tick change could hide."""
-    return -1 if time.time() - st.mtime_ns / 1e9 < _RACY_SECONDS else st.mtime_ns
+    window = _RACY_SECONDS if st.mtime_ns % 1_000_000_000 == 0 else _RACY_SECONDS_FINE
+    return -1 if time.time() - st.mtime_ns / 1e9 < window else st.mtime_ns
 
 
 def _expires_text(row: Row) -> str | None:
