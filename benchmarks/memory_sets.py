@@ -124,7 +124,7 @@ Searcher = Callable[[SetQuery], list[list[str]]]
 def baseline_searcher(notes: Sequence[SetNote], tokenize_spec: str) -> Searcher:
     index = FTS5Baseline([n.document() for n in notes], tokenize_spec)
 
-    def search(q: SetQuery) -> list[str]:
+    def search(q: SetQuery) -> list[list[str]]:
         allowed = [
             i
             for i, n in enumerate(notes)
@@ -154,7 +154,7 @@ def cairn_searcher(notes: Sequence[SetNote], workdir: Path) -> Searcher:
             fields=n.fields or None,
         )
 
-    def search(q: SetQuery) -> list[str]:
+    def search(q: SetQuery) -> list[list[str]]:
         hits = mem.search(q.q, tags=q.tags, type=q.type, limit=LIMIT)
         search.coverage[q.q] = [h.coverage for h in hits]  # type: ignore[attr-defined]
         return [[h.title, *(r.target for r in h.related)] for h in hits]

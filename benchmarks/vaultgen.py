@@ -3,8 +3,8 @@
 Each note: front matter like Cairn's, 5-25 observations, 2-6 relations to other notes, about
 1.5 KB. Words are drawn on a Zipf-like curve from 300 real words (150 Chinese, 150 English). That
 vocabulary is far smaller than a real vault's (Heaps' law gives about 40,000 distinct words for
-10,000 notes of this length), so every word is common: a typical query term is in about 40 % of
-the notes, and FTS5 scores that many for it. The vaults are a hard case for search latency and
+10,000 notes of this length), so every word is common: at 10,000 notes the median query term is
+in a fifth of the notes, and the median query matches 40 % of them, all of which FTS5 scores. The vaults are a hard case for search latency and
 an easy one for index size (few distinct terms, text that compresses well).
 """
 

@@ -347,42 +347,27 @@ def test_a_corrupt_index_is_replaced(vault: Path, isolated_home: Path) -> None:
         assert [h.title for h in mem.search("truth")] == ["Survivor"]
 
 
-def _damage_pages(index: Path, page_size: int = 4096) -> None:
-    """Overwrite every other page after the third with junk, keeping the header: SQLite still
-    opens the file and finds the damage only when it reads one of those pages."""
-    data = bytearray(index.read_bytes())
-    for offset in range(3 * page_size, len(data), 2 * page_size):
-        data[offset : offset + page_size] = b"\xde\xad" * (page_size // 2)
-    index.write_bytes(bytes(data))
-
-
 def _note_many(mem: Memory) -> None:
     for i in range(200):
         mem.write(f"Filler {i}", observations=[f"[k] ordinary text number {i} about things"])
     mem.write("Survivor", observations=["[k] files are the truth"])
 
 
-def test_an_index_damaged_inside_is_rebuilt_from_the_files(vault: Path, isolated_home: Path) -> None:
-    with Memory.open(vault, home=isolated_home) as mem:
+def _damaged_index(vault: Path, home: Path, table: str | None = None) -> None:
+    """Fill the vault, then overwrite pages of its index with junk, keeping the header: SQLite still
+    opens the file and finds the damage only when it reads one of those pages. ``table``: only that
+    table's pages (SQLite's dbstat names each page's table); else every other page after the third."""
+    with Memory.open(vault, home=home) as mem:
         _note_many(mem)
         mem._index.checkpoint()  # everything in the main file, none of it only in the WAL
         index = mem.index_path
-    _damage_pages(index)
-    with Memory.open(vault, home=isolated_home) as mem:
-        assert [h.title for h in mem.search("truth")] == ["Survivor"]
-        assert mem.status()["notes"] == 201
-
-
-def _damage_full_text_pages(vault: Path, home: Path) -> None:
-    """Damage only the full-text index's pages (SQLite's dbstat names each page's table): opening
-    the vault reads the notes table and succeeds; what reads or writes full text finds the damage."""
-    with Memory.open(vault, home=home) as mem:
-        _note_many(mem)
-        mem._index.checkpoint()
-        index = mem.index_path
     db = apsw.Connection(str(index))
     (page_size,) = db.execute("PRAGMA page_size").fetchone()
-    pages = [n for (n,) in db.execute("SELECT pageno FROM dbstat WHERE name = 'notes_fts_data'")]
+    (page_count,) = db.execute("PRAGMA page_count").fetchone()
+    if table:
+        pages = [n for (n,) in db.execute("SELECT pageno FROM dbstat WHERE name = ?", (table,))]
+    else:
+        pages = list(range(4, page_count + 1, 2))
     db.close()
     data = bytearray(index.read_bytes())
     for page in pages:
@@ -390,8 +375,15 @@ def _damage_full_text_pages(vault: Path, home: Path) -> None:
     index.write_bytes(bytes(data))
 
 
+def test_an_index_damaged_inside_is_rebuilt_from_the_files(vault: Path, isolated_home: Path) -> None:
+    _damaged_index(vault, isolated_home)
+    with Memory.open(vault, home=isolated_home) as mem:
+        assert [h.title for h in mem.search("truth")] == ["Survivor"]
+        assert mem.status()["notes"] == 201
+
+
 def test_damage_found_by_a_search_rebuilds_the_index_and_answers(vault: Path, isolated_home: Path) -> None:
-    _damage_full_text_pages(vault, isolated_home)
+    _damaged_index(vault, isolated_home, "notes_fts_data")  # opening reads notes, and succeeds
     with Memory.open(vault, home=isolated_home) as mem:
         assert [h.title for h in mem.search("truth")] == ["Survivor"]
         assert len(mem.search("ordinary", limit=300)) == 200
@@ -400,7 +392,7 @@ def test_damage_found_by_a_search_rebuilds_the_index_and_answers(vault: Path, is
 def test_damage_found_by_a_write_keeps_the_note_and_rebuilds_the_index(
     vault: Path, isolated_home: Path
 ) -> None:
-    _damage_full_text_pages(vault, isolated_home)
+    _damaged_index(vault, isolated_home, "notes_fts_data")  # opening reads notes, and succeeds
     with Memory.open(vault, home=isolated_home) as mem:
         note = mem.write("Newcomer", observations=["[k] written onto a damaged index"])
         assert (vault / note.path).is_file()

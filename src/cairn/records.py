@@ -166,25 +166,29 @@ def fts_values(
     )
 
 
+def _pack(value: object) -> bytes:
+    return zlib.compress(json.dumps(value, ensure_ascii=False, separators=_COMPACT).encode(), 6)
+
+
 def pack_lines(lines: Sequence[tuple[int, str, bool]]) -> bytes:
     """A note's searchable lines, compressed: kept once, for snippets, ranking and FTS deletes."""
-    return zlib.compress(json.dumps([[n, t, int(p)] for n, t, p in lines], ensure_ascii=False).encode(), 6)
-
-
-def pack_observations(observations: Sequence[Sequence[object]]) -> bytes:
-    """[[line, category, [tags], context, sensitive], ...], compressed: the same few categories
-    and empty tags over and over, so about a sixth of its JSON (which was 8 % of the index)."""
-    return zlib.compress(json.dumps(observations, ensure_ascii=False, separators=_COMPACT).encode(), 6)
-
-
-def unpack_observations(packed: bytes | None) -> list[list[object]]:
-    return json.loads(zlib.decompress(packed)) if packed else []
+    return _pack([[n, t, int(p)] for n, t, p in lines])
 
 
 def unpack_lines(packed: bytes | None) -> list[tuple[int, str, bool]]:
     if not packed:
         return []
     return [(n, t, bool(p)) for n, t, p in json.loads(zlib.decompress(packed))]
+
+
+def pack_observations(observations: Sequence[Sequence[object]]) -> bytes:
+    """[[line, category, [tags], context, sensitive], ...], compressed: half the size of its JSON
+    (4.2 to 2.0 MB at 10,000 generated notes, where the JSON was a tenth of the index)."""
+    return _pack(observations)
+
+
+def unpack_observations(packed: bytes | None) -> list[list[object]]:
+    return json.loads(zlib.decompress(packed)) if packed else []
 
 
 # -- many files at once ---------------------------------------------------------------------------

@@ -214,9 +214,8 @@ def build(
         )
     # Greedy, best first. Each check counts the closing line as if every later note were left
     # out; the final pass below then guarantees the budget whatever the closing line became.
-    taken: list[
-        tuple[int, str, _Size, bool]
-    ] = []  # (unit number, block, its size, the unit itself or a notice)
+    # (unit number, block, its size, the unit itself or a notice)
+    taken: list[tuple[int, str, _Size, bool]] = []
     size = _Size()  # of the blocks taken
     shown = 0  # notes in the blocks taken
     dropped: list[str] = []  # names of the units passed over so far
