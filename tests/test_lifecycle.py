@@ -78,6 +78,23 @@ def test_sensitive_observations_stay_out_of_search_and_snippets(memory: Memory) 
     assert titles(memory.search("metformin", include_sensitive=True)) == ["Health"]
 
 
+@pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_a_character_python_splits_lines_on_does_not_shift_line_numbers(memory: Memory, separator: str) -> None:
+    # Only "\n" ends a line in a note. Counting these as line breaks once moved every later line
+    # number, so a #sensitive observation was taken for an ordinary line and found by default.
+    memory.write(
+        "Clinic",
+        body=f"pasted text{separator}with a break inside",
+        observations=["[habit] walks to the clinic", "[med] takes metformin #sensitive"],
+    )
+    assert memory.search("metformin") == []
+    assert memory.search("metformin", granularity="line") == []
+    hit = memory.search("walks clinic", granularity="line")[0]
+    file_lines = (memory.vault / hit.path).read_text(encoding="utf-8").split("\n")
+    assert "walks to the clinic" in file_lines[hit.line - 1]
+    assert "metformin" not in hit.snippet
+
+
 @pytest.mark.parametrize(
     ("fields", "message"),
     [

@@ -1349,7 +1349,7 @@ def _clip(text: str, limit: int, permalink: str) -> str:
         return text
     kept: list[str] = []
     size = 0
-    for line in text.splitlines():
+    for line in text.split("\n"):
         size += len(line.encode("utf-8")) + 1
         if size > limit:
             break

@@ -107,7 +107,9 @@ def body_lines(note: Note) -> list[tuple[int, str, bool]]:
     private = {o.line for o in note.observations if any(t.casefold() == "sensitive" for t in o.tags)}
     first = note.text.count("\n", 0, len(note.text) - len(note.body)) + 1
     lines = []
-    for offset, line in enumerate(note.body.splitlines()):
+    # Only "\n" ends a line, as in ``cairn.markdown``: splitlines() would also break at U+2028,
+    # form feeds and the like, and every later line number would then miss its observation.
+    for offset, line in enumerate(note.body.split("\n")):
         stripped = line.strip()
         if stripped and stripped.casefold() not in _SECTION_HEADINGS:
             lines.append((first + offset, stripped, first + offset in private))
