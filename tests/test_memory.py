@@ -187,6 +187,34 @@ def test_hand_edits_are_seen_by_the_next_call(
     memory.close()
 
 
+def test_a_changed_note_keeps_its_place_in_the_index(memory: Memory, vault: Path) -> None:
+    notes = [memory.write(f"Shelf {i}", observations=[f"[item] jar {i}"]) for i in range(3)]
+    ids = [memory._index.row_by_path(n.path).id for n in notes]
+    memory.append(notes[1].permalink, "[item] lid for the marmalade jar")
+    path = vault / notes[2].path
+    path.write_text(path.read_text(encoding="utf-8").replace("jar 2", "crock 2"), encoding="utf-8")
+    bump_mtime(path)
+    assert [h.title for h in memory.search("marmalade")] == ["Shelf 1"]
+    assert [h.title for h in memory.search("crock")] == ["Shelf 2"]
+    assert [memory._index.row_by_path(n.path).id for n in notes] == ids
+    assert sorted(h.title for h in memory.search("jar")) == ["Shelf 0", "Shelf 1"]  # old words gone
+    (vault / "user/Fresh.md").write_text("- [item] a new tin\n", encoding="utf-8")
+    assert memory.search("tin")[0].title == "Fresh"
+    assert memory._index.row_by_path("user/Fresh.md").id not in ids
+
+
+def test_the_write_ahead_log_is_cut_back_after_a_checkpoint(memory: Memory) -> None:
+    from cairn.index import WAL_SIZE_LIMIT
+
+    wal = Path(f"{memory.index_path}-wal")
+    for i in range(24):  # about 2 MB of index pages, in many small transactions
+        memory.write(f"Log {i}", body="\n".join(f"entry {i}-{j} " + "word " * 12 for j in range(1200)))
+    assert wal.stat().st_size > 2 * WAL_SIZE_LIMIT
+    memory._index.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    memory.write("After the checkpoint")
+    assert wal.stat().st_size <= WAL_SIZE_LIMIT
+
+
 def test_permalink_survives_a_rename_and_a_move(memory: Memory, vault: Path) -> None:
     note = memory.write("Gym", observations=["[habit] mornings"])
     moved = vault / "user/health/Gym routine.md"
@@ -237,7 +265,9 @@ def test_reindex_gives_the_same_results(memory: Memory, isolated_home: Path) -> 
 
 def test_refresh_parses_only_changed_files(memory: Memory, vault: Path) -> None:
     notes = [memory.write(f"n{i}", observations=[f"[a] v{i}"]) for i in range(5)]
-    time.sleep(2.1)  # past the window in which a file's mtime is not trusted
+    past = time.time_ns() - 10 * 10**9  # out of the window in which a fresh mtime is not trusted
+    for note in notes:
+        os.utime(vault / note.path, ns=(past, past))
     memory.refresh()
     assert memory.refresh().unchanged == 5
     path = vault / notes[0].path
