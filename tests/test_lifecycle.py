@@ -78,8 +78,21 @@ def test_sensitive_observations_stay_out_of_search_and_snippets(memory: Memory) 
     assert titles(memory.search("metformin", include_sensitive=True)) == ["Health"]
 
 
+def test_a_sensitive_note_stays_sensitive_with_a_tab_before_a_comment(memory: Memory) -> None:
+    (memory.vault / "user").mkdir(parents=True, exist_ok=True)
+    (memory.vault / "user" / "Therapy.md").write_text(
+        "---\ntitle: Therapy\nsensitivity: sensitive\t# never show this\n---\n\n- [fact] sees Dr Wu weekly\n",
+        encoding="utf-8",
+    )
+    assert memory.read("Therapy").sensitivity == "sensitive"
+    assert memory.search("weekly") == []
+    assert titles(memory.search("weekly", include_sensitive=True)) == ["Therapy"]
+
+
 @pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"])
-def test_a_character_python_splits_lines_on_does_not_shift_line_numbers(memory: Memory, separator: str) -> None:
+def test_a_character_python_splits_lines_on_does_not_shift_line_numbers(
+    memory: Memory, separator: str
+) -> None:
     # Only "\n" ends a line in a note. Counting these as line breaks once moved every later line
     # number, so a #sensitive observation was taken for an ordinary line and found by default.
     memory.write(

@@ -138,6 +138,38 @@ def test_edit_is_literal_and_checks_the_count(memory: Memory, vault: Path) -> No
     assert memory.search("vim") == []
 
 
+def test_a_change_that_would_not_read_back_is_refused_unwritten(
+    memory: Memory, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn import markdown
+
+    note = memory.write("Plans", observations=["[plan] fly"])
+    before = (vault / note.path).read_bytes()
+    # Whatever a rewrite gets wrong, the file on disk must stay as it was.
+    monkeypatch.setattr(
+        markdown, "set_fields", lambda text, *a, **k: text.replace("title: Plans", "title: [Plans")
+    )
+    with pytest.raises(InvalidInput, match="not written"):
+        memory.append(note.permalink, "[plan] book a hotel")
+    assert (vault / note.path).read_bytes() == before
+    monkeypatch.undo()
+    assert memory.doctor().damaged == ()
+
+
+def test_append_to_front_matter_with_an_alias_keeps_the_note_readable(memory: Memory, vault: Path) -> None:
+    (vault / "user").mkdir(parents=True, exist_ok=True)
+    (vault / "user/Trip.md").write_text(
+        "---\ntitle: Trip\nmodified: &day 2026-04-01T09:00:00+08:00\nreviewed: *day\n---\n\n- [plan] fly to Lisbon\n",
+        encoding="utf-8",
+    )
+    memory.append("Trip", "[plan] book a hotel")
+    note = memory.read("Trip")
+    assert note.frontmatter["reviewed"] == "2026-04-01T09:00:00+08:00"
+    assert note.modified != "2026-04-01T09:00:00+08:00"
+    assert [o.content for o in note.observations] == ["fly to Lisbon", "book a hotel"]
+    assert memory.doctor().damaged == ()
+
+
 def test_delete_moves_to_trash_and_restore_brings_back(memory: Memory, vault: Path) -> None:
     note = memory.write("Old plan", folder="tasks", observations=["[status] abandoned"])
     memory.delete(note.permalink, reason="obsolete")

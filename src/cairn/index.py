@@ -690,7 +690,15 @@ class Batch:
         # editing 40 % of a vault's notes).
         kept_id, old = self._forget(record.path)
         self._count(old, None if record.error is not None else record.fts)
-        head = (kept_id, record.path, record.scope, record.folder, record.size, record.mtime_ns, record.digest)
+        head = (
+            kept_id,
+            record.path,
+            record.scope,
+            record.folder,
+            record.size,
+            record.mtime_ns,
+            record.digest,
+        )
         if record.error is not None:
             self.db.execute(
                 "INSERT INTO notes (id, path, scope, folder, size, mtime_ns, hash, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

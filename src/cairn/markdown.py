@@ -161,7 +161,15 @@ assert None not in _Loader.yaml_implicit_resolvers  # a catch-all resolver would
 
 def _plain_string(raw: str) -> str | None:
     """``raw`` if YAML would read it as exactly that string, else None (then YAML decides)."""
-    if not raw or not _PLAIN_START.match(raw) or ": " in raw or " #" in raw or raw.endswith(":"):
+    # A tab is whitespace to YAML too: "a\t# note" ends at the comment, "10:\t30" is an error.
+    if (
+        not raw
+        or not _PLAIN_START.match(raw)
+        or "\t" in raw
+        or ": " in raw
+        or " #" in raw
+        or raw.endswith(":")
+    ):
         return None
     if raw[0] in _RESOLVED_FIRST:
         tag = _Loader.resolve(_Loader, yaml.ScalarNode, raw, (True, False))  # type: ignore[arg-type]
@@ -188,7 +196,8 @@ def _simple_frontmatter(source: str) -> dict[str, Any] | None:
         if raw.startswith("[") and raw.endswith("]"):
             inner = raw[1:-1].strip(" \t")
             items = [_plain_string(item.strip(" \t")) for item in inner.split(",")] if inner else []
-            if any(item is None or any(c in item for c in "[]{}") for item in items):
+            # In a flow sequence YAML also refuses some uses of ":" that a plain value allows.
+            if any(item is None or any(c in item for c in "[]{}:") for item in items):
                 return None
             result[match[1]] = items
         elif raw:
@@ -344,11 +353,35 @@ def set_fields(text: str, updates: Mapping[str, Any], remove: Iterable[str] = ()
         if not updates:
             return text
         return bom + "".join(["---" + nl, *_dump_lines(updates, nl), "---" + nl, *lines])
+    merged = {k: v for k, v in doc.frontmatter.items() if k not in drop} | updates
     spans = _key_spans(lines, close)
-    if spans is None:  # flow-style or otherwise tangled front matter: rewrite the block, keep the body
-        merged = {k: v for k, v in doc.frontmatter.items() if k not in drop} | updates
-        middle = _dump_lines(merged, nl) if merged else []
-        return bom + "".join([lines[0], *middle, *lines[close:]])
+    edited = _edit_lines(doc, lines, close, spans, updates, drop, nl) if spans is not None else None
+    # Line by line unless that would not read back as intended: an alias whose anchor was on a
+    # replaced line, a "..." end marker before new keys, flow style. Then the block is rewritten
+    # (anchors become plain values, comments go); the body is always kept as it was.
+    if edited is not None and _reads_as(bom + "".join(edited), merged):
+        return bom + "".join(edited)
+    middle = _dump_lines(merged, nl) if merged else []
+    return bom + "".join([lines[0], *middle, *lines[close:]])
+
+
+def _reads_as(text: str, frontmatter: Mapping[str, Any]) -> bool:
+    try:
+        return parse(text).frontmatter == frontmatter
+    except DamagedNote:
+        return False
+
+
+def _edit_lines(
+    doc: Document,
+    lines: list[str],
+    close: int,
+    spans: dict[str, list[tuple[int, int, str]]],
+    updates: Mapping[str, Any],
+    drop: Sequence[str],
+    nl: str,
+) -> list[str]:
+    """The note's lines with only the changed keys' lines replaced, removed or added."""
     inserted: dict[int, list[str]] = {}
     deleted: set[int] = set()
     appended: list[str] = []
@@ -374,7 +407,7 @@ def set_fields(text: str, updates: Mapping[str, Any], remove: Iterable[str] = ()
         out += inserted.get(i, ())
         if i not in deleted:
             out.append(lines[i])
-    return bom + "".join([*out, *appended, *lines[close:]])
+    return [*out, *appended, *lines[close:]]
 
 
 def new_note(

@@ -947,12 +947,18 @@ class Memory:
         return load_note(rel, data, mtime_ns=os.stat(self.vault / rel).st_mtime_ns, tz=self.tz)
 
     def _commit(self, rel: str, text: str) -> Note:
-        """Write ``text`` atomically at ``rel`` and index it before returning."""
+        """Write ``text`` atomically at ``rel`` and index it before returning. Text that would not
+        read back as a note (an edit that breaks the front matter) is refused unwritten."""
         data = text.encode("utf-8")
+        try:
+            note = load_note(rel, data, tz=self.tz)  # parsed once: checked, returned and indexed
+        except DamagedNote as exc:
+            raise InvalidInput(f"{exc.message}; the change was not written") from None
         atomic_write(self.vault / rel, data)
         st = os.stat(self.vault / rel)
         stat = FileStat(rel, st.st_size, st.st_mtime_ns)
-        note = load_note(rel, data, mtime_ns=stat.mtime_ns, tz=self.tz)  # parsed once: returned and indexed
+        if not (note.created and note.modified):  # a hand-made note's dates fall back on the file's
+            note = load_note(rel, data, mtime_ns=stat.mtime_ns, tz=self.tz)
         record = records.rows_of(note, size=stat.size, kept_mtime=_trusted_mtime(stat), tz=self.tz)
         if self._index_written(lambda: self._index.insert(record)):
             self._stamps[rel], self._digests[rel] = (stat.size, record.mtime_ns), record.digest
