@@ -372,3 +372,32 @@ async def test_mcp_snapshot_resource_and_prompt(memory: Memory, seeded: dict[str
         # The note template still serves notes.
         note = await client.read_resource(f"memory://{seeded['coffee']}")
         assert "oat milk" in note.contents[0].text
+
+
+# -- sensitive notes behind wildcards and relations ------------------------------------------------
+
+
+@pytest.fixture
+def bank_and_bakery(memory: Memory) -> Memory:
+    memory.write("Bank notes", observations=["[fact] recovery phrase apple banana"], sensitivity="sensitive")
+    memory.write("Bakery", observations=["[fact] good bread"], relations=["near [[Bank notes]]"])
+    return memory
+
+
+def test_cli_context_reaches_sensitive_notes_only_with_the_flag(bank_and_bakery: Memory) -> None:
+    shown = cli("context", "memory://ba*", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert [n["title"] for n in json.loads(shown.output)["primary"]] == ["Bakery"]
+    assert "apple banana" not in shown.output
+    asked = cli("context", "memory://ba*", "--sensitive", "--json")
+    assert sorted(n["title"] for n in json.loads(asked.output)["primary"]) == ["Bakery", "Bank notes"]
+
+
+@pytest.mark.anyio
+async def test_mcp_context_reaches_sensitive_notes_only_when_asked(bank_and_bakery: Memory) -> None:
+    async with connect(bank_and_bakery) as client:
+        shown = await call(client, "memory_context", url="memory://*")
+        assert [n["title"] for n in shown["primary"]] == ["Bakery"] and shown["related"] == []
+        assert "apple banana" not in json.dumps(shown, ensure_ascii=False)
+        asked = await call(client, "memory_context", url="memory://*", include_sensitive=True)
+        assert sorted(n["title"] for n in asked["primary"]) == ["Bakery", "Bank notes"]

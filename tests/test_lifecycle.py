@@ -78,6 +78,64 @@ def test_sensitive_observations_stay_out_of_search_and_snippets(memory: Memory) 
     assert titles(memory.search("metformin", include_sensitive=True)) == ["Health"]
 
 
+def _related(hit) -> list[tuple[str, str]]:
+    return [(r.type, r.target) for r in hit.related]
+
+
+def test_related_links_never_show_a_sensitive_note_or_line_unless_asked(memory: Memory) -> None:
+    memory.write("Dentist", observations=["[place] clinic on Main street"])
+    memory.write("Lab result", observations=["[result] see [[Dentist]]"], sensitivity="sensitive")
+    memory.write(
+        "Diary",
+        observations=[
+            "[day] quiet day at the clinic",
+            "[health] saw [[Oncologist Lee]] about a biopsy #sensitive",
+        ],
+        relations=["visited [[Dentist]]"],
+    )
+    dentist = memory.search("dentist clinic")[0]
+    assert dentist.title == "Dentist"
+    assert [r.target for r in dentist.related] == ["Diary"]  # not the sensitive "Lab result"
+    diary = next(h for h in memory.search("quiet clinic") if h.title == "Diary")
+    assert _related(diary) == [("visited", "Dentist")]  # not the link on the #sensitive line
+    asked = memory.search("dentist clinic", include_sensitive=True)
+    assert {r.target for r in next(h for h in asked if h.title == "Dentist").related} == {
+        "Diary",
+        "Lab result",
+    }
+    diary = next(h for h in memory.search("quiet clinic", include_sensitive=True) if h.title == "Diary")
+    assert ("links_to", "Oncologist Lee") in _related(diary)
+
+
+def test_a_sensitive_replacement_is_not_named_unless_asked(memory: Memory) -> None:
+    old = memory.write("Home address", observations=["[fact] lives at 12 Elm Road"])
+    new = memory.write(
+        "Address after the move",
+        observations=["[fact] shelter"],
+        sensitivity="sensitive",
+        fields={"supersedes": [old.permalink]},
+    )
+    assert [(h.title, h.superseded_by) for h in memory.search("address Elm")] == [("Home address", ())]
+    asked = memory.search("address Elm", include_sensitive=True)
+    assert next(h for h in asked if h.title == "Home address").superseded_by == (new.permalink,)
+    snap = memory.snapshot("address")
+    assert new.permalink not in snap.text and "Elm Road" not in snap.text
+
+
+def test_context_wildcards_and_hops_pass_over_sensitive_notes_unless_asked(memory: Memory) -> None:
+    memory.write("Bank notes", observations=["[fact] recovery phrase apple banana"], sensitivity="sensitive")
+    bakery = memory.write("Bakery", observations=["[fact] good bread"], relations=["near [[Bank notes]]"])
+    memory.write("Baker", observations=["[fact] early riser"], relations=["works_at [[Bakery]]"])
+    shown = memory.context("memory://ba*")
+    assert sorted(n.title for n in shown.primary) == ["Baker", "Bakery"]
+    hops = memory.context(f"memory://{bakery.permalink}")
+    assert [n.note.title for n in hops.related] == ["Baker"]
+    asked = memory.context("memory://ba*", include_sensitive=True)
+    assert sorted(n.title for n in asked.primary) == ["Baker", "Bakery", "Bank notes"]
+    hops = memory.context(f"memory://{bakery.permalink}", include_sensitive=True)
+    assert sorted(n.note.title for n in hops.related) == ["Baker", "Bank notes"]
+
+
 def test_a_sensitive_note_stays_sensitive_with_a_tab_before_a_comment(memory: Memory) -> None:
     (memory.vault / "user").mkdir(parents=True, exist_ok=True)
     (memory.vault / "user" / "Therapy.md").write_text(

@@ -785,12 +785,15 @@ def context(
             "--timeframe", metavar="WHEN", help="Keep related notes modified since: 7d, 2w or an ISO date."
         ),
     ] = None,
+    sensitive: Annotated[
+        bool, typer.Option("--sensitive", help="Let wildcards and hops reach sensitive notes.")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Show the notes a memory:// URL names and what their relations reach."""
     as_json = _want_json(ctx, json_out)
     with _memory(ctx, as_json) as mem:
-        result = mem.context(url, depth=depth, timeframe=timeframe)
+        result = mem.context(url, depth=depth, timeframe=timeframe, include_sensitive=sensitive)
     if as_json:
         _emit_json(result.to_dict())
         return

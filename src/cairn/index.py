@@ -28,7 +28,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"16/stem={tokenize.STEMMER}"
+SCHEMA_VERSION = f"17/stem={tokenize.STEMMER}"
 WAL_SIZE_LIMIT = 1 << 20  # bytes
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
@@ -80,9 +80,11 @@ CREATE INDEX notes_damaged ON notes (path) WHERE error IS NOT NULL;
 CREATE TABLE note_tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX note_tags_tag ON note_tags (tag, note_id);
 CREATE INDEX note_tags_note ON note_tags (note_id);
+-- private: written on a #sensitive line, so shown only to a caller who asked for sensitive notes.
 CREATE TABLE relations (
     note_id INTEGER NOT NULL, line INTEGER NOT NULL, type TEXT NOT NULL,
-    target TEXT NOT NULL, target_key TEXT NOT NULL, inline INTEGER NOT NULL, context TEXT
+    target TEXT NOT NULL, target_key TEXT NOT NULL, inline INTEGER NOT NULL, context TEXT,
+    private INTEGER NOT NULL
 );
 CREATE INDEX relations_note ON relations (note_id);
 CREATE INDEX relations_target ON relations (target_key);
@@ -399,12 +401,13 @@ class Index:
             )
         )
 
-    def rows_by_glob(self, scopes: Sequence[str], pattern: str, limit: int) -> list[Row]:
-        marks = ",".join("?" * len(scopes))
+    def rows_by_glob(self, visible: Filters, pattern: str, limit: int) -> list[Row]:
+        """Notes whose permalink matches a GLOB ``pattern``, among those ``visible`` lets through."""
+        where, params = visible.sql()
         return self._rows(
-            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.scope IN ({marks})"
-            " AND n.permalink GLOB ? ORDER BY n.permalink, n.path LIMIT ?",
-            [*scopes, pattern, limit],
+            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE {where} AND n.permalink GLOB ?"
+            " ORDER BY n.permalink, n.path LIMIT ?",
+            [*params, pattern, limit],
         )
 
     def rows_by_title(self, scopes: Sequence[str], title: str) -> list[Row]:
@@ -566,11 +569,14 @@ class Index:
             for i in note_ids
         }
 
-    def superseded_by(self, row: Row, now: float) -> list[str]:
-        """Permalinks of current notes in the same scope that say they replace this one."""
-        return self.superseded_by_many([row], now)[row.id]
+    def superseded_by(self, row: Row, now: float, *, include_sensitive: bool) -> list[str]:
+        """Permalinks of current notes in the same scope that say they replace this one; sensitive
+        ones only if ``include_sensitive`` (a permalink is made from its note's title)."""
+        return self.superseded_by_many([row], now, include_sensitive=include_sensitive)[row.id]
 
-    def superseded_by_many(self, rows: Sequence[Row | NoteKey], now: float) -> dict[int, list[str]]:
+    def superseded_by_many(
+        self, rows: Sequence[Row | NoteKey], now: float, *, include_sensitive: bool
+    ) -> dict[int, list[str]]:
         """``superseded_by`` of each row, by id, in one query per 10,000 rows."""
         found: dict[tuple[str, str], list[tuple[bool, float, str]]] = {}
         targets = list(dict.fromkeys(r.permalink for r in rows))
@@ -579,8 +585,9 @@ class Index:
             for target, scope, permalink, modified in self.db.execute(
                 "SELECT s.target, r.scope, r.permalink, r.modified_ts FROM supersedes s"
                 f" JOIN notes r ON r.id = s.note_id WHERE s.target IN ({','.join('?' * len(chunk))})"
-                " AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)",
-                [*chunk, now],
+                " AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)"
+                " AND (? OR r.sensitivity != 'sensitive')",
+                [*chunk, now, include_sensitive],
             ):
                 found.setdefault((target, scope), []).append(
                     (modified is None, -(modified or 0.0), permalink)
@@ -617,28 +624,34 @@ class Index:
                 ).fetchone()[0]
         return TermStats(notes, docs, public)
 
-    def relations_of(self, note_id: int) -> list[tuple[str, str, str | None]]:
-        """Outgoing relations: (type, target, resolved permalink or None), in file order."""
-        return self.relations_of_many([note_id])[note_id]
+    def relations_of(self, note_id: int, *, include_private: bool) -> list[tuple[str, str, str | None]]:
+        """Outgoing relations: (type, target, resolved permalink or None), in file order; those
+        written on #sensitive lines only if ``include_private``."""
+        return self.relations_of_many([note_id], include_private=include_private)[note_id]
 
-    def relations_of_many(self, note_ids: Sequence[int]) -> dict[int, list[tuple[str, str, str | None]]]:
+    def relations_of_many(
+        self, note_ids: Sequence[int], *, include_private: bool
+    ) -> dict[int, list[tuple[str, str, str | None]]]:
         """``relations_of`` each note, by id, in one query."""
         out: dict[int, list[tuple[str, str, str | None]]] = {i: [] for i in note_ids}
         if note_ids:
             marks = ",".join("?" * len(note_ids))
             for note_id, *relation in self.db.execute(
                 f"SELECT r.note_id, r.type, r.target, {_RESOLVED} FROM relations r JOIN notes n ON n.id = r.note_id"
-                f" WHERE r.note_id IN ({marks}) ORDER BY r.note_id, r.line, r.target",
-                list(note_ids),
+                f" WHERE r.note_id IN ({marks}) AND (? OR r.private = 0) ORDER BY r.note_id, r.line, r.target",
+                [*note_ids, include_private],
             ):
                 out[note_id].append(tuple(relation))  # type: ignore[arg-type]
         return out
 
-    def backlinks_of(self, row: Row) -> list[tuple[str, str, str]]:
-        """Incoming relations: (type, source title, source permalink)."""
-        return self.backlinks_of_many([row])[row.id]
+    def backlinks_of(self, row: Row, visible: Filters) -> list[tuple[str, str, str]]:
+        """Incoming relations: (type, source title, source permalink), from the notes ``visible``
+        lets through (sensitive and expired ones, and #sensitive lines, only if it asks for them)."""
+        return self.backlinks_of_many([row], visible)[row.id]
 
-    def backlinks_of_many(self, rows: Sequence[Row]) -> dict[int, list[tuple[str, str, str]]]:
+    def backlinks_of_many(
+        self, rows: Sequence[Row], visible: Filters
+    ) -> dict[int, list[tuple[str, str, str]]]:
         """``backlinks_of`` each row, by id, in one query: relations in the row's scope whose
         target is its title or its permalink, from other notes."""
         out: dict[int, list[tuple[str, str, str]]] = {r.id: [] for r in rows}
@@ -652,8 +665,10 @@ class Index:
         for target_key, scope, source_id, rel_type, title, permalink in self.db.execute(
             "SELECT r.target_key, n.scope, n.id, r.type, n.title, n.permalink FROM relations r"
             f" JOIN notes n ON n.id = r.note_id WHERE n.error IS NULL AND r.target_key IN ({','.join('?' * len(keys))})"
+            " AND (? OR (n.sensitivity != 'sensitive' AND r.private = 0))"
+            " AND (? OR n.expires_ts IS NULL OR n.expires_ts > ?)"
             " ORDER BY n.permalink, r.line",
-            keys,
+            [*keys, visible.include_sensitive, visible.include_expired, visible.now],
         ):
             for r in wanted.get((scope, target_key), ()):
                 if r.id != source_id:
@@ -768,7 +783,7 @@ class Batch:
         for sql, rows in (
             ("INSERT INTO supersedes VALUES (?, ?)", self.supersedes),
             ("INSERT INTO note_tags VALUES (?, ?)", self.tags),
-            ("INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)", self.relations),
+            ("INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.relations),
             (
                 "INSERT INTO notes_fts (rowid, title, permalink, tags, body, private) VALUES (?, ?, ?, ?, ?, ?)",
                 self.fts,

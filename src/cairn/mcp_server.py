@@ -332,12 +332,17 @@ def build_server(memory: Memory) -> MCPServer:
         timeframe: Annotated[
             str | None, Field(description="Keep related notes modified since: 7d or an ISO date.")
         ] = None,
+        include_sensitive: Annotated[
+            bool, Field(description="Let wildcards and hops reach notes marked sensitive.")
+        ] = False,
         scope: ScopeArg = None,
     ) -> ToolResult:
         """Notes named by a memory:// URL with their bodies, plus the notes their relations reach
         (either direction) within `depth` hops."""
         with _tool_errors():
-            context = memory.context(url, depth=depth, timeframe=timeframe, scope=scope)
+            context = memory.context(
+                url, depth=depth, timeframe=timeframe, include_sensitive=include_sensitive, scope=scope
+            )
         # The primary notes' front matter, observations and relations repeat their body: send the body.
         return _result(
             context.to_dict() | {"primary": [_brief(n) | {"body": n.body} for n in context.primary]}

@@ -576,22 +576,34 @@ class Memory:
         *,
         depth: int = 1,
         timeframe: str | None = None,
+        include_sensitive: bool = False,
+        include_expired: bool = False,
         scope: str | Sequence[str] | None = None,
     ) -> Context:
         """Notes named by ``memory://permalink`` (``*`` wildcards allowed) and what their relations
         reach within ``depth`` hops, in both directions; ``timeframe`` (``7d``, an ISO date) keeps
         related notes modified since then. Relations to notes that do not exist yet are listed as
-        ``unresolved`` and resolve as soon as the target is written."""
+        ``unresolved`` and resolve as soon as the target is written.
+
+        A note named exactly is read whatever it is. As in search, a wildcard and the hops pass over
+        sensitive and expired notes, and relations written on #sensitive lines, unless asked for.
+        """
         scopes = self._read_scopes(scope)
         if not 0 <= depth <= 5:
             raise InvalidInput("depth must be between 0 and 5")
         bound = parse_moment(timeframe, self.tz) if timeframe else None
         target = bare_permalink(url)
+        visible = Filters(
+            scopes=scopes,
+            include_sensitive=include_sensitive,
+            include_expired=include_expired,
+            now=time.time(),
+        )
         with self._lock:
             self._sync()
             if "*" in target:
                 pattern = re.sub(r"([\[\]?])", r"[\1]", target)
-                primary_rows = self._index.rows_by_glob(scopes, pattern, 50)
+                primary_rows = self._index.rows_by_glob(visible, pattern, 50)
                 if not primary_rows:
                     raise NotFound(f"no note matches {url!r}")
             else:
@@ -604,14 +616,17 @@ class Memory:
             for level in range(1, depth + 1):
                 following: list[Row] = []
                 for row in frontier:
-                    for rel_type, rel_target, linked in self._index.relations_of(row.id):
+                    for rel_type, rel_target, linked in self._index.relations_of(
+                        row.id, include_private=include_sensitive
+                    ):
                         if linked is None:
                             if level == 1:
                                 unresolved.append(Relation(rel_type, rel_target))
                             continue
                         for hop in self._index.rows_by_permalink((row.scope,), linked)[:1]:
-                            following += self._visit(hop, level, rel_type, row, seen, nodes, bound)
-                    for rel_type, _title, source in self._index.backlinks_of(row):
+                            if _visible(hop, visible):
+                                following += self._visit(hop, level, rel_type, row, seen, nodes, bound)
+                    for rel_type, _title, source in self._index.backlinks_of(row, visible):
                         for hop in self._index.rows_by_permalink((row.scope,), source)[:1]:
                             following += self._visit(hop, level, rel_type, row, seen, nodes, bound)
                 frontier = following
@@ -695,13 +710,18 @@ class Memory:
         units = 0
         seen: set[str] = set()
         queue = deque(rows)
-        replaced = self._index.superseded_by_many([row for row, _ in rows], current.now)
+        # A note replaced by a sensitive one is still left out (and the replacement not named).
+        replaced = self._index.superseded_by_many(
+            [row for row, _ in rows], current.now, include_sensitive=True
+        )
         while queue:
             row, why = queue.popleft()
             if row.permalink in seen:
                 continue
             replacers = (
-                replaced[row.id] if row.id in replaced else self._index.superseded_by(row, current.now)
+                replaced[row.id]
+                if row.id in replaced
+                else self._index.superseded_by(row, current.now, include_sensitive=True)
             )
             if replacers:
                 omitted["superseded"].append(row.permalink)
@@ -737,7 +757,7 @@ class Memory:
     def _disagreeing(self, filters: Filters, claim_key: str) -> list[Row]:
         """The current notes claiming a value for ``claim_key``, if they claim more than one value."""
         holders = self._index.claim_holders(filters, claim_key)
-        replaced = self._index.superseded_by_many(holders, filters.now)
+        replaced = self._index.superseded_by_many(holders, filters.now, include_sensitive=True)
         current = [r for r in holders if not replaced[r.id]]
         return current if len({r.claim_value for r in current}) > 1 else []
 
@@ -1026,9 +1046,11 @@ class Memory:
             lines=lines
             if lines is not None
             else self._index.lines_of_many(ids, include_sensitive=filters.include_sensitive),
-            relations=self._index.relations_of_many(ids),
-            backlinks=self._index.backlinks_of_many(rows),
-            superseded=self._index.superseded_by_many(rows, filters.now),
+            relations=self._index.relations_of_many(ids, include_private=filters.include_sensitive),
+            backlinks=self._index.backlinks_of_many(rows, filters),
+            superseded=self._index.superseded_by_many(
+                rows, filters.now, include_sensitive=filters.include_sensitive
+            ),
         )
 
     def _hit(

@@ -56,7 +56,9 @@ class NoteRecord:
     observations: bytes | None = None  # pack_observations(), see the note_lines table
     tags: tuple[str, ...] = ()  # keys, distinct
     supersedes: tuple[str, ...] = ()
-    relations: tuple[tuple[object, ...], ...] = ()  # (line, type, target, target key, inline, context)
+    relations: tuple[
+        tuple[object, ...], ...
+    ] = ()  # (line, type, target, target key, inline, context, private)
     fts: tuple[str, str, str, str, str] = ("", "", "", "", "")
 
 
@@ -125,8 +127,10 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
         if observed
         else None
     )
+    private = {number for number, _text, hidden in lines if hidden}
     relations = tuple(
-        (r.line, r.type, r.target, key(r.target), int(r.inline), r.context) for r in note.relations
+        (r.line, r.type, r.target, key(r.target), int(r.inline), r.context, int(r.line in private))
+        for r in note.relations
     )
     return NoteRecord(
         note.path,
