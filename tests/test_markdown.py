@@ -611,3 +611,9 @@ def test_set_fields_never_writes_front_matter_that_does_not_read_back(front: str
     out = set_fields(text, {"modified": "2026-05-05", "origin": "desk"})
     assert parse(out).frontmatter == before | {"modified": "2026-05-05", "origin": "desk"}
     assert out.endswith("---\n\n- [plan] fly to Lisbon\n")
+
+
+def test_lines_ending_in_a_lone_cr_are_damaged_not_one_long_line() -> None:
+    with pytest.raises(DamagedNote, match="lone CR"):
+        parse("---\rtitle: Old Mac\rsensitivity: sensitive\r---\r\r- [pin] 4477 #sensitive\r")
+    assert parse("one line ending in CR\r").body == "one line ending in CR\r"  # no second line to hide

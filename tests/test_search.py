@@ -73,6 +73,16 @@ def test_snippet_is_the_hit_line_with_its_neighbours(filled: Memory) -> None:
     assert hit.path == note.path
 
 
+def test_a_very_long_line_is_shown_around_the_match(memory: Memory) -> None:
+    from cairn.memory import SNIPPET_LINE_CHARS
+
+    memory.write("Dump", body="lorem ipsum " * 5000 + "the needle is here " + "dolor sit " * 5000)
+    hit = memory.search("needle")[0]
+    [line] = [line for line in hit.snippet.split("\n") if "needle" in line]
+    assert len(line) <= SNIPPET_LINE_CHARS + 2  # and the two marks that say it was cut
+    assert line.startswith("…") and line.endswith("…")
+
+
 def test_ties_break_by_modified_then_permalink(memory: Memory, vault: Path) -> None:
     a = memory.write("Same A", observations=["[k] identical words"])
     b = memory.write("Same B", observations=["[k] identical words"])
@@ -106,6 +116,7 @@ def test_structural_filters(memory: Memory, vault: Path) -> None:
     assert titles(memory.search("", folder="courses/old")) == ["Calculus"]
     assert titles(memory.search("", tags=["math", "线代"])) == ["Linear algebra"]
     assert titles(memory.search("", tags=["MATH", "#线代"])) == ["Linear algebra"]
+    assert [n.title for n in memory.list(tag="#线代")] == ["Linear algebra"]
     assert set(titles(memory.search("", where={"status": "active"}))) == {"Linear algebra", "Math club"}
     assert titles(memory.search("", where={"credits": {"$gt": 4}})) == ["Calculus"]
     assert titles(memory.search("", where={"credits": {"$gte": 4, "$lt": 5}})) == ["Linear algebra"]
@@ -119,6 +130,33 @@ def test_structural_filters(memory: Memory, vault: Path) -> None:
         memory.search("", where={"credits": {"$regex": "x"}})
     with pytest.raises(InvalidInput, match="field name"):
         memory.search("", where={"bad'name": 1})
+
+
+def test_field_filters_treat_blank_and_missing_fields_as_null_and_compare_like_with_like(
+    memory: Memory, vault: Path
+) -> None:
+    (vault / "user").mkdir(parents=True, exist_ok=True)
+    for name, front in {
+        "blank": "status:\nconfidence: high\n",
+        "open": "status: open\nconfidence: 0.9\n",
+        "done": "status: done\nconfidence: [0.1, 0.95]\n",
+        "bare": "",
+    }.items():
+        (vault / f"user/{name}.md").write_text(
+            f"---\ntitle: {name}\n{front}---\n\nwidget\n", encoding="utf-8"
+        )
+
+    def where(condition: dict) -> set[str]:
+        return set(titles(memory.search("", where=condition, limit=50)))
+
+    assert where({"status": {"$ne": "done"}}) == {"blank", "open", "bare"}
+    assert where({"status": None}) == {"blank", "bare"}
+    assert where({"status": {"$ne": None}}) == {"open", "done"}
+    assert where({"status": {"$in": ["done", None]}}) == {"done", "blank", "bare"}
+    assert where({"confidence": {"$gt": 0.7}}) == {"open", "done"}  # not "high": text is no number
+    assert where({"confidence": {"$lt": "m"}}) == {"blank"}
+    with pytest.raises(InvalidInput, match="not null"):
+        memory.search("", where={"confidence": {"$gt": None}})
 
 
 def test_a_folder_filter_takes_the_folders_below_and_not_its_siblings(memory: Memory) -> None:
@@ -148,6 +186,18 @@ def test_time_ranges(memory: Memory, vault: Path) -> None:
     assert titles(memory.search("timeline", created_until="2025-06-01")) == ["Old note"]
     with pytest.raises(InvalidInput, match="ISO date"):
         memory.search("timeline", since="yesterday-ish")
+
+
+def test_a_time_without_an_offset_is_in_the_vaults_zone(vault: Path, isolated_home: Path) -> None:
+    (vault / "user").mkdir(parents=True)
+    (vault / "cairn.toml").write_text('timezone = "+08:00"\n', encoding="utf-8")
+    (vault / "user/Standup.md").write_text(
+        "---\ntitle: Standup\nmodified: 2026-02-28T20:00:00\n---\n\n- [k] daily standup\n", encoding="utf-8"
+    )
+    with Memory.open(vault, home=isolated_home) as mem:  # 20:00 on the 28th here is 12:00 UTC
+        assert titles(mem.search("standup", until="2026-02-28")) == ["Standup"]
+        assert titles(mem.search("standup", since="2026-03-01")) == []
+        assert titles(mem.search("standup", since="2026-02-28T19:30")) == ["Standup"]
 
 
 def test_sensitive_notes_only_when_asked(memory: Memory) -> None:

@@ -28,7 +28,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"17/stem={tokenize.STEMMER}"
+SCHEMA_VERSION = f"18/stem={tokenize.STEMMER}"
 WAL_SIZE_LIMIT = 1 << 20  # bytes
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
@@ -174,34 +174,50 @@ _OPERATORS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 
 
 def _field_condition(name: str, condition: Any) -> tuple[str, list[Any]]:
+    """SQL for one front-matter filter. A list field matches when any of its items does; null
+    (a blank value) and a missing field both count as null, which no comparison matches."""
     if not name or not all(c.isalnum() or c in "_-" for c in name):
         raise InvalidInput(f"front-matter field name {name!r} may hold only letters, digits, '_' and '-'")
-    path = f'$."{name}"'
-    # json_each over a scalar yields that scalar, so one form serves list fields and plain ones.
-    each = f"(SELECT value FROM json_each(n.frontmatter, '{path}'))"
+    # json_each over a scalar yields that scalar, over a list its items, over a missing field nothing.
+    items = f"json_each(n.frontmatter, '$.\"{name}\"')"
     if not isinstance(condition, dict):
-        return f"? IN {each}", [_scalar(name, condition)]
+        return _equal(items, _scalar(name, condition))
     parts: list[str] = []
     params: list[Any] = []
     for op, value in condition.items():
         if op in _OPERATORS:
-            parts.append(f"json_extract(n.frontmatter, '{path}') {_OPERATORS[op]} ?")
-            params.append(_scalar(name, value))
+            bound = _scalar(name, value)
+            if bound is None:
+                raise InvalidInput(f"filter {name}: {op} needs a number or a string, not null")
+            # Numbers compare with numbers and text with text: SQLite would rank any text above
+            # any number, so "high" would pass {"$gt": 0.7}.
+            kinds = "'text'" if isinstance(bound, str) else "'integer', 'real', 'true', 'false'"
+            parts.append(
+                f"EXISTS (SELECT 1 FROM {items} WHERE type IN ({kinds}) AND value {_OPERATORS[op]} ?)"
+            )
+            params.append(bound)
         elif op == "$ne":
-            parts.append(f"? NOT IN {each}")
-            params.append(_scalar(name, value))
+            sql, values = _equal(items, _scalar(name, value))
+            parts.append(f"NOT {sql}")
+            params += values
         elif op == "$in":
             if not isinstance(value, list | tuple) or not value:
                 raise InvalidInput(f"filter {name}: $in needs a non-empty list")
-            parts.append(
-                f"EXISTS (SELECT 1 FROM json_each(n.frontmatter, '{path}') WHERE value IN ({','.join('?' * len(value))}))"
-            )
-            params += [_scalar(name, v) for v in value]
+            wanted = [_scalar(name, v) for v in value]
+            alternatives = [_equal(items, v) for v in dict.fromkeys(wanted)]
+            parts.append("(" + " OR ".join(sql for sql, _ in alternatives) + ")")
+            params += [v for _, values in alternatives for v in values]
         else:
             raise InvalidInput(f"filter {name}: unknown operator {op!r}; use $gt $gte $lt $lte $in $ne")
     if not parts:
         raise InvalidInput(f"filter {name}: empty condition")
     return "(" + " AND ".join(parts) + ")", params
+
+
+def _equal(items: str, value: Any) -> tuple[str, list[Any]]:
+    if value is None:  # blank, null or not there at all
+        return f"NOT EXISTS (SELECT 1 FROM {items} WHERE value IS NOT NULL)", []
+    return f"EXISTS (SELECT 1 FROM {items} WHERE value = ?)", [value]
 
 
 def _scalar(name: str, value: Any) -> Any:

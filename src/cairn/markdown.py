@@ -240,8 +240,12 @@ def parse(text: str) -> Document:
     Returns:
         The Document; text without a ``---`` first line has no front matter.
     Raises:
-        DamagedNote: front matter never closed, not valid YAML, or not a mapping.
+        DamagedNote: front matter never closed, not valid YAML, or not a mapping; or lines that
+            end in a lone CR (classic Mac OS), which would hide the front matter and every line's
+            own marks, such as ``#sensitive``, inside one long line.
     """
+    if "\n" not in text and "\r" in text.rstrip("\r"):
+        raise DamagedNote("its lines end in a lone CR (classic Mac OS): save it with LF or CRLF line endings")
     bom, lines, close = _split(text)
     frontmatter = _load_frontmatter("".join(lines[1:close])) if close is not None else {}
     start = 0 if close is None else close + 1

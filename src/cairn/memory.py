@@ -69,6 +69,7 @@ MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
 RELATED_PER_HIT = 10
+SNIPPET_LINE_CHARS = 320  # a pasted log or minified blob is one line: a hit shows this much of each
 CHECKPOINT_AFTER = 500  # files re-indexed in one go after which the WAL is folded back
 LINE_CANDIDATE_NOTES = 30  # notes whose lines a line search ranks (at least)
 SNAPSHOT_ITEM_BYTES = 2048  # one long note must not crowd every other note out of a snapshot
@@ -448,7 +449,7 @@ class Memory:
         """Notes in a folder and/or with a tag and/or of a type, newest first (no bodies)."""
         filters = Filters(
             scopes=self._read_scopes(scope),
-            tags=(tag,) if tag else (),
+            tags=(tag.strip().lstrip("#"),) if tag and tag.strip() else (),  # "#work" as search reads it
             type=type,
             folder=safe_folder(folder) if folder else None,
             include_sensitive=include_sensitive,
@@ -1078,7 +1079,9 @@ class Memory:
             line = _best_line(lines, ranker, counted)
         numbers = [number for number, _ in lines]
         at = bisect.bisect_left(numbers, line)
-        snippet = "\n".join(text for _, text in lines[max(0, at - 1) : at + 2])
+        snippet = "\n".join(
+            _clip_line(text, ranker.probes if ranker else ()) for _, text in lines[max(0, at - 1) : at + 2]
+        )
         if extras is None:
             assert details is not None
             related = [Related(t, target, linked) for t, target, linked in details.relations[row.id]]
@@ -1215,6 +1218,18 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
                 scored.append((score, row, n, lines, text))
     scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
     return scored
+
+
+def _clip_line(text: str, probes: Sequence[str]) -> str:
+    """``text`` cut to ``SNIPPET_LINE_CHARS`` around the first query term it holds (its start if none)."""
+    if len(text) <= SNIPPET_LINE_CHARS:
+        return text
+    lowered = text.lower()  # near enough to the index's folding to find where a term starts
+    found = [at for p in probes if (at := lowered.find(p)) >= 0]
+    start = max(0, min(found, default=0) - SNIPPET_LINE_CHARS // 4)
+    start = min(start, len(text) - SNIPPET_LINE_CHARS)
+    end = start + SNIPPET_LINE_CHARS
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
 def _best_line(

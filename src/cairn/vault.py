@@ -151,8 +151,9 @@ def now_iso(tz: tzinfo) -> str:
     return datetime.now(tz).replace(microsecond=0).isoformat()
 
 
-def iso_to_ts(value: object) -> float | None:
-    """Seconds since the epoch for an ISO 8601 date or time (naive -> UTC); None if unparseable."""
+def iso_to_ts(value: object, tz: tzinfo) -> float | None:
+    """Seconds since the epoch for an ISO 8601 date or time; None if unparseable. A time without
+    an offset is in ``tz``, the vault's zone, as the bounds of a search are (``parse_moment``)."""
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -160,7 +161,7 @@ def iso_to_ts(value: object) -> float | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+        moment = moment.replace(tzinfo=tz)
     return moment.timestamp()
 
 
