@@ -74,6 +74,21 @@ def test_write_refuses_to_overwrite_unless_asked(memory: Memory, vault: Path) ->
     assert [o.content for o in second.observations] == ["aisle seat"]
 
 
+@pytest.mark.parametrize(
+    ("first", "second"), [("Python", "python"), ("ＡＢＣ plan", "ABC plan"), ("Cafe\u0301", "Café")]
+)
+def test_a_title_differing_only_in_case_width_or_form_is_the_same_note(
+    memory: Memory, vault: Path, first: str, second: str
+) -> None:
+    note = memory.write(first, observations=["[fact] one"])
+    with pytest.raises(AlreadyExists, match="already exists"):
+        memory.write(second, observations=["[fact] two"])
+    replaced = memory.write(second, observations=["[fact] two"], overwrite=True)
+    assert replaced.path == note.path and replaced.permalink == note.permalink
+    assert [p.relative_to(vault).as_posix() for p in vault.rglob("*.md")] == [note.path]
+    assert [o.content for o in memory.read(second).observations] == ["two"]
+
+
 @pytest.mark.parametrize("title", ["../../etc/passwd", "/etc/passwd", "..", "a/../../b", "C:\\Windows\\x"])
 def test_titles_never_escape_the_scope_folder(memory: Memory, vault: Path, title: str) -> None:
     try:

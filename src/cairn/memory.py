@@ -277,6 +277,10 @@ class Memory:
 
         with self._writing():
             path = self.vault / rel
+            if not path.exists() and (twin := _name_twin(path)) is not None:
+                # "python.md" beside "Python.md" would be one file on a case-insensitive drive
+                # (macOS, Windows, most cloud folders), and two notes no title can tell apart.
+                path, rel = twin, twin.relative_to(self.vault).as_posix()
             old: Note | None = None
             if path.exists():
                 old = self._load(rel)  # raises DamagedNote: a broken file is never overwritten
@@ -1218,6 +1222,15 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
                 scored.append((score, row, n, lines, text))
     scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
     return scored
+
+
+def _name_twin(path: Path) -> Path | None:
+    """A file beside ``path`` whose name differs from it only in case, width or Unicode form."""
+    wanted = records.key(path.name)
+    try:
+        return next((entry for entry in path.parent.iterdir() if records.key(entry.name) == wanted), None)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _clip_line(text: str, probes: Sequence[str]) -> str:
