@@ -235,6 +235,17 @@ def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:
     ]  # the line and its neighbours
 
 
+def test_a_note_found_by_its_title_alone_still_gives_a_line_hit(filled: Memory) -> None:
+    note = filled.write("Dentist", tags=["health"], observations=["[place] clinic on Main street"])
+    filled.write("Diary", observations=["[day] a quiet day, then the dentist"])
+    hits = filled.search("dentist", granularity="line")
+    assert {h.title for h in hits} == {"Dentist", "Diary"}
+    first = next(h for h in hits if h.title == "Dentist")
+    lines = (filled.vault / note.path).read_text(encoding="utf-8").split("\n")
+    assert lines[first.line - 1] == "- [place] clinic on Main street"  # its first content line
+    assert [h.title for h in filled.search("health", granularity="line")] == ["Dentist"]  # by a tag
+
+
 def test_queries_with_nothing_to_match(filled: Memory) -> None:
     assert filled.search("？！…") == []
     assert filled.search("quixotic") == []

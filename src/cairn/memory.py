@@ -1207,7 +1207,8 @@ _ScoredLine = tuple[float, Row, int, list[tuple[int, str]], str]  # score, row, 
 
 
 def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> list[_ScoredLine]:
-    """Every content line near a match, best first (ties: newest note, permalink, line)."""
+    """Every content line near a match, best first (ties: newest note, permalink, line). A note
+    found by its title, tags or permalink alone, with no such line, is shown by its first line."""
     texts = [[t for _, t in content] for *_, content in candidates]
     counted = [ranking.term_counts(note, ranker) for note in texts]
     line_ranker = ranking.for_lines(ranker, counted)  # terms weighed among these lines too
@@ -1217,7 +1218,10 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
     scored: list[_ScoredLine] = []
     for (row, note_score, lines, content), own in zip(candidates, own_scores, strict=True):
         blended = ranking.blend(own, best_line * note_score / best_note)
-        for (n, text), score, ok in zip(content, blended, ranking.near_a_match(own), strict=True):
+        shown = ranking.near_a_match(own)
+        if content and not any(shown):
+            shown[0] = True
+        for (n, text), score, ok in zip(content, blended, shown, strict=True):
             if ok:
                 scored.append((score, row, n, lines, text))
     scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
