@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cairn import InvalidInput, Memory
@@ -76,6 +78,34 @@ def test_sensitive_observations_stay_out_of_search_and_snippets(memory: Memory) 
     assert "metformin" not in hit.snippet
     assert memory.search("metformin", granularity="line") == []
     assert titles(memory.search("metformin", include_sensitive=True)) == ["Health"]
+
+
+def test_a_note_never_replaces_itself_and_of_two_that_replace_each_other_one_is_current(
+    memory: Memory, vault: Path
+) -> None:
+    note = memory.write("Loop", observations=["[fact] zebra crossing"])
+    with pytest.raises(InvalidInput, match="supersede itself"):
+        memory.write("Loop", fields={"supersedes": [note.permalink]}, overwrite=True)
+    path = vault / note.path  # by hand, the write path's check is not there to stop it
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("title: Loop", f"title: Loop\nsupersedes: {note.permalink}"),
+        encoding="utf-8",
+    )
+    assert [(h.title, h.superseded_by) for h in memory.search("zebra")] == [("Loop", ())]
+    assert [i.title for i in memory.snapshot("zebra").items] == ["Loop"]
+    other = memory.write(
+        "Loop two", observations=["[fact] zebra stripes"], fields={"supersedes": [note.permalink]}
+    )
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            f"supersedes: {note.permalink}", f"supersedes: {other.permalink}"
+        ),
+        encoding="utf-8",
+    )
+    hits = memory.search("zebra")
+    current = [h.title for h in hits if not h.superseded_by]
+    assert len(current) == 1 and len(hits) == 2  # one of the pair, never neither
+    assert [i.title for i in memory.snapshot("zebra").items] == current
 
 
 def _related(hit) -> list[tuple[str, str]]:

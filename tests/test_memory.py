@@ -8,8 +8,10 @@ from pathlib import Path
 
 import apsw
 import pytest
+from typer.testing import CliRunner
 
 from cairn import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, Memory, NotFound, ScopeDenied
+from cairn.cli import app
 from cairn.markdown import parse
 
 COURSE = dict(
@@ -378,6 +380,39 @@ def test_scopes_are_separate_folders_and_checked(vault: Path, isolated_home: Pat
     with Memory.open(vault, home=isolated_home, allow_scopes=["user", "agent:bot"]) as user:
         assert user.search("bot only") == []
         assert user.search("bot only", scope=["user", "agent:bot"])[0].scope == "agent:bot"
+
+
+def test_a_vault_allow_list_confines_a_caller_that_names_no_scope(vault: Path, isolated_home: Path) -> None:
+    with Memory.open(vault, home=isolated_home) as owner:
+        owner.write("Private diary", observations=["[fact] plans for the walrus"])
+    (vault / "cairn.toml").write_text('allow_scopes = ["agent:bot"]\n', encoding="utf-8")
+    with Memory.open(vault, home=isolated_home) as confined:
+        assert (confined.scope, confined.allow_scopes) == ("agent:bot", ("agent:bot",))
+        assert confined.search("walrus") == []
+        with pytest.raises(ScopeDenied):
+            confined.search("walrus", scope="user")
+        assert confined.write("Bot note").path.startswith("agent-bot/")
+    result = CliRunner().invoke(app, ["search", "walrus"], env={"CAIRN_VAULT": str(vault)})
+    assert "walrus" not in result.output
+
+
+@pytest.mark.parametrize("scope", ["agent:bot\n", "agent:", "group:a/b", "workspace:" + "x" * 65])
+def test_a_bad_scope_is_refused_before_anything_is_made(vault: Path, isolated_home: Path, scope: str) -> None:
+    with pytest.raises(InvalidInput, match="invalid scope"):
+        Memory.open(vault, home=isolated_home, scope=scope)
+    assert not vault.exists()
+
+
+@pytest.mark.parametrize("blocker", ["cairn.toml", "index"])
+def test_a_folder_or_file_in_the_way_is_a_clear_error(vault: Path, isolated_home: Path, blocker: str) -> None:
+    vault.mkdir(parents=True, exist_ok=True)
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    if blocker == "cairn.toml":
+        (vault / "cairn.toml").mkdir()
+    else:
+        (isolated_home / "index").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="cannot"):
+        Memory.open(vault, home=isolated_home)
 
 
 def test_context_follows_relations_and_forward_references(memory: Memory) -> None:

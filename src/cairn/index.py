@@ -290,7 +290,10 @@ class Index:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # say which path is in the way, not how mkdir failed
+            raise InvalidInput(f"cannot keep the index in {path.parent}: {exc.strerror}") from exc
         try:
             self.db = self._connect()
             self._ensure_schema()
@@ -593,7 +596,11 @@ class Index:
     def superseded_by_many(
         self, rows: Sequence[Row | NoteKey], now: float, *, include_sensitive: bool
     ) -> dict[int, list[str]]:
-        """``superseded_by`` of each row, by id, in one query per 10,000 rows."""
+        """``superseded_by`` of each row, by id, in one query per 10,000 rows.
+
+        A note never replaces itself, and of two notes that each say they replace the other the
+        newer one (then the later permalink) is current: otherwise both would be hidden as old.
+        """
         found: dict[tuple[str, str], list[tuple[bool, float, str]]] = {}
         targets = list(dict.fromkeys(r.permalink for r in rows))
         for start in range(0, len(targets), 10_000):  # SQLite takes at most 32,766 parameters
@@ -602,7 +609,11 @@ class Index:
                 "SELECT s.target, r.scope, r.permalink, r.modified_ts FROM supersedes s"
                 f" JOIN notes r ON r.id = s.note_id WHERE s.target IN ({','.join('?' * len(chunk))})"
                 " AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)"
-                " AND (? OR r.sensitivity != 'sensitive')",
+                " AND (? OR r.sensitivity != 'sensitive') AND r.permalink != s.target"
+                " AND NOT EXISTS (SELECT 1 FROM notes t JOIN supersedes back ON back.note_id = t.id"
+                " WHERE t.scope = r.scope AND t.permalink = s.target AND back.target = r.permalink"
+                " AND t.error IS NULL"
+                " AND (coalesce(t.modified_ts, 0), t.permalink) > (coalesce(r.modified_ts, 0), r.permalink))",
                 [*chunk, now, include_sensitive],
             ):
                 found.setdefault((target, scope), []).append(

@@ -16,7 +16,7 @@ from typing import Any
 from .errors import InvalidInput
 from .vault import bare_permalink, parse_moment
 
-_CLAIM_KEY = re.compile(r"^[a-z0-9._:-]{1,128}$")
+_CLAIM_KEY = re.compile(r"[a-z0-9._:-]{1,128}")  # used with fullmatch
 MAX_CONDITIONS = 4
 MAX_ITEM_BYTES = 256
 
@@ -64,7 +64,11 @@ def knowledge(front: Mapping[str, Any]) -> Knowledge | None:
         return None
     claim = block.get("claim")
     key = value = None
-    if isinstance(claim, Mapping) and isinstance(claim.get("key"), str) and _CLAIM_KEY.match(claim["key"]):
+    if (
+        isinstance(claim, Mapping)
+        and isinstance(claim.get("key"), str)
+        and _CLAIM_KEY.fullmatch(claim["key"])
+    ):
         key = claim["key"]
         value = None if claim.get("value") is None else str(claim.get("value"))
     return Knowledge(_strings(block.get("applicability")), _strings(block.get("counterexamples")), key, value)
@@ -103,7 +107,7 @@ def _validate_knowledge(block: Any) -> None:
         return
     if not isinstance(claim, Mapping) or set(claim) - {"key", "value"}:
         raise InvalidInput("knowledge.claim must be {key: ..., value: ...}")
-    if not isinstance(claim.get("key"), str) or not _CLAIM_KEY.match(claim["key"]):
+    if not isinstance(claim.get("key"), str) or not _CLAIM_KEY.fullmatch(claim["key"]):
         raise InvalidInput("knowledge.claim.key must be 1-128 characters of a-z, 0-9 and . _ : -")
     if len(str(claim.get("value", "")).encode("utf-8")) > MAX_ITEM_BYTES:
         raise InvalidInput(f"knowledge.claim.value must be at most {MAX_ITEM_BYTES} bytes")

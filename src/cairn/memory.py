@@ -80,7 +80,7 @@ _P = ParamSpec("_P")
 # below the second, the tick is 15.6 ms at the coarsest (Windows), and 0.1 s leaves a wide margin.
 _RACY_SECONDS = 2.0
 _RACY_SECONDS_FINE = 0.1
-_TYPE = re.compile(r"^[\w-]{1,64}$")
+_TYPE = re.compile(r"[\w-]{1,64}")  # used with fullmatch
 _RESERVED_FIELDS = ("title", "permalink", "created", "modified", "origin", "type", "tags", "sensitivity")
 
 try:
@@ -154,7 +154,7 @@ class Memory:
         vault: str | Path | None = None,
         *,
         home: str | Path | None = None,
-        scope: str = "user",
+        scope: str | None = None,
         allow_scopes: Sequence[str] | None = None,
         origin: str | None = None,
         watch: bool = True,
@@ -164,9 +164,10 @@ class Memory:
         Args:
             vault: vault folder; default ``$CAIRN_VAULT`` or ``<home>/vault``.
             home: state directory for the index and tokens; default ``$CAIRN_HOME`` or ``~/.cairn``.
-            scope: default scope of calls that do not name one (``user``, ``agent:<id>``, ...).
+            scope: default scope of calls that do not name one (``user``, ``agent:<id>``, ...);
+                default the first allowed scope.
             allow_scopes: scopes this caller may touch; default from ``cairn.toml``, else
-                ``["user"]``, plus ``scope``.
+                ``["user"]``, plus ``scope`` when one is given.
             origin: name recorded in ``origin`` on every write (default: the host name).
             watch: follow changes through inotify where available (long-lived processes); a
                 one-shot command scans once instead. ``CAIRN_WATCH=0`` also turns it off.
@@ -184,20 +185,30 @@ class Memory:
             raise InvalidInput(f"vault {vault_path} is a file, not a folder")
         if home_path == vault_path or vault_path in home_path.parents:
             raise InvalidInput(f"the state directory {home_path} must not be inside the vault {vault_path}")
-        validate_scope(scope)
+        if scope is not None:
+            validate_scope(scope)
         try:
-            (vault_path / scope_folder(scope)).mkdir(parents=True, exist_ok=True)
+            vault_path.mkdir(parents=True, exist_ok=True)
             home_path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InvalidInput(f"cannot create the vault at {vault_path}: {exc.strerror}") from exc
         config = load_config(vault_path)
         if allow_scopes is None:
-            configured = config.allow_scopes
-            allow = [*(configured if configured is not None else ("user",)), scope]
+            # A cairn.toml allow-list confines every caller that names no scope of its own: the
+            # default scope is then its first entry, never an unlisted "user".
+            allow = list(config.allow_scopes if config.allow_scopes is not None else ("user",))
+            if scope is not None:
+                allow.append(scope)
         else:
             allow = [validate_scope(s) for s in allow_scopes]
-            if scope not in allow:
+            if scope is not None and scope not in allow:
                 raise ScopeDenied(f"default scope {scope!r} is not among the allowed scopes {allow}")
+        scope = validate_scope(scope if scope is not None else allow[0])
+        allow = list(dict.fromkeys(allow))
+        try:
+            (vault_path / scope_folder(scope)).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInput(f"cannot create the vault at {vault_path}: {exc.strerror}") from exc
         return cls(
             vault_path,
             home_path,
@@ -252,7 +263,7 @@ class Memory:
 
         scope = self._write_scope(scope)
         title = _clean_title(title)
-        if not _TYPE.match(type or ""):
+        if not _TYPE.fullmatch(type or ""):
             raise InvalidInput(
                 f"type {type!r} must be one word of letters, digits, '_' or '-' (e.g. note, course)"
             )
@@ -306,6 +317,11 @@ class Memory:
                 sensitivity=sensitivity,
             )
             front.update(extra)
+            if front["permalink"] in lifecycle.supersedes(front):
+                raise InvalidInput(
+                    f"this note's permalink is {front['permalink']}, so it would supersede itself; "
+                    "leave that permalink out of supersedes (a deleted note needs no replacing)"
+                )
             text = markdown.new_note(front, title, body, obs_lines, rel_lines)
             return self._commit(rel, text)
 

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from .errors import InvalidInput
 
 SCOPE_KINDS = ("agent", "group", "workspace")
-_SCOPE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_SCOPE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # fullmatch: "$" would let a final newline through
 # Characters that are unsafe in a file name on some platform, plus control characters.
 _UNSAFE = re.compile(r'[/\\:*?"<>|\x00-\x1f\x7f]')
 _WINDOWS_RESERVED = {
@@ -41,7 +41,7 @@ def validate_scope(scope: str) -> str:
     if scope == "user":
         return scope
     kind, sep, ident = scope.partition(":")
-    if not sep or kind not in SCOPE_KINDS or not _SCOPE_ID.match(ident):
+    if not sep or kind not in SCOPE_KINDS or not _SCOPE_ID.fullmatch(ident):
         raise InvalidInput(
             f"invalid scope {scope!r}: use 'user', 'agent:<id>', 'group:<id>' or 'workspace:<slug>' "
             "with ids of letters, digits, '_' and '-'"
@@ -298,11 +298,13 @@ def load_config(vault: Path) -> VaultConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path} is not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
     section = data.get("cairn", data)
     allow = section.get("allow_scopes")
     if allow is not None:
-        if not isinstance(allow, list) or not all(isinstance(s, str) for s in allow):
-            raise InvalidInput(f"{path}: allow_scopes must be a list of scope names")
+        if not isinstance(allow, list) or not allow or not all(isinstance(s, str) for s in allow):
+            raise InvalidInput(f"{path}: allow_scopes must be a list of one or more scope names")
         allow = tuple(validate_scope(s) for s in allow)
     tz = section.get("timezone")
     if tz is not None and not isinstance(tz, str):
