@@ -443,6 +443,29 @@ def test_usage_errors_exit_2(env):
     assert run("no-such-command").exit_code == 2
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--json", "write"],  # a missing argument: Click's own check
+        ["--json", "search", "--where", "bad"],  # our parsers' checks
+        ["search", "--where", "bad", "--json"],
+        ["--json", "write", "x", "--field", "novalue"],
+        ["--json", "write", "x", "--body", "a", "--body-file", "b"],
+    ],
+)
+def test_usage_errors_under_json_say_so_on_stdout_too(env, args):
+    result = run(*args)
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "invalid_input" and error["message"] and error["message"] in result.stderr
+
+
+def test_a_number_too_wide_for_sqlite_is_compared_not_a_crash(env):
+    ok_json("write", "Backlog", "--field", "priority=7")
+    assert ok_json("search", "--where", "priority>100000000000000000000")["hits"] == []
+    assert permalinks(ok_json("search", "--where", "priority<100000000000000000000")) != []
+
+
 # -- help ------------------------------------------------------------------------------------
 
 

@@ -206,6 +206,18 @@ def test_delete_moves_to_trash_and_restore_brings_back(memory: Memory, vault: Pa
         memory.restore("never-was-1234")
 
 
+def test_restoring_a_note_whose_permalink_was_taken_meanwhile_gives_it_a_new_one(memory: Memory) -> None:
+    old = memory.write("Victim", observations=["[fact] the first one"])
+    memory.delete(old.permalink)
+    new = memory.write("Victim", folder="again", observations=["[fact] the second one"])
+    assert new.permalink == old.permalink  # free once the first was deleted
+    restored = memory.restore(old.permalink)
+    assert restored.permalink != new.permalink and restored.path == old.path
+    assert [o.content for o in memory.read(restored.permalink).observations] == ["the first one"]
+    assert [o.content for o in memory.read(new.permalink).observations] == ["the second one"]
+    assert memory.doctor().duplicate_permalinks == ()
+
+
 @pytest.mark.parametrize("watch", ["1", "0"], ids=["inotify", "scan"])
 def test_hand_edits_are_seen_by_the_next_call(
     vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, watch: str
@@ -413,6 +425,31 @@ def test_a_folder_or_file_in_the_way_is_a_clear_error(vault: Path, isolated_home
         (isolated_home / "index").write_text("not a folder", encoding="utf-8")
     with pytest.raises(InvalidInput, match="cannot"):
         Memory.open(vault, home=isolated_home)
+
+
+def test_a_note_another_process_deletes_mid_search_is_left_out(
+    memory: Memory, vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn.index import Index
+
+    memory.write("Alpha walrus", observations=["[fact] walrus"])
+    gone = memory.write("Beta walrus", observations=["[fact] walrus walrus"])
+    other = Memory.open(vault, home=isolated_home)  # its own connection, as another process has
+    read_rows = Index._rows
+    deleted: list[str] = []
+
+    def rows_after_a_delete(self: Index, sql: str, params: list) -> list:
+        if "WHERE n.id IN" in sql and not deleted:  # after ranking, before the rows are read
+            deleted.append(other.delete(gone.permalink).permalink)
+        return read_rows(self, sql, params)
+
+    monkeypatch.setattr(Index, "_rows", rows_after_a_delete)
+    assert [h.title for h in memory.search("walrus")] == ["Alpha walrus"]
+    assert deleted == [gone.permalink]
+    monkeypatch.undo()
+    with pytest.raises(NotFound):
+        memory.read(gone.permalink)
+    other.close()
 
 
 def test_context_follows_relations_and_forward_references(memory: Memory) -> None:

@@ -46,6 +46,24 @@ def test_append_and_edit_refuse_secrets_and_change_nothing(memory: Memory, vault
     assert files(vault) == before
 
 
+def test_an_edit_that_completes_a_secret_with_the_text_around_it_is_refused(
+    memory: Memory, vault: Path
+) -> None:
+    note = memory.write("Keys", observations=["[fact] key is sk-proj-PLACEHOLDER"])
+    before = files(vault)
+    with pytest.raises(SecretRefused, match="API key"):
+        memory.edit(note.permalink, "PLACEHOLDER", KEY[3:])  # harmless alone, a key once in place
+    assert files(vault) == before
+
+
+def test_a_delete_reason_holding_a_secret_is_refused_and_nothing_moves(memory: Memory, vault: Path) -> None:
+    note = memory.write("Bank", observations=["[site] example.org"])
+    before = files(vault)
+    with pytest.raises(SecretRefused, match="password"):
+        memory.delete(note.permalink, reason="old, password: hunter2abc")
+    assert files(vault) == before
+
+
 def test_long_numbers_need_a_sensitive_note(memory: Memory) -> None:
     note = memory.write("ID card", sensitivity="sensitive", observations=["[id] 110101199003077777"])
     assert note.sensitive

@@ -150,12 +150,40 @@ class _Group(TyperGroup):
 
 
 class _Command(TyperCommand):
-    """Typer's command, with the Pydantic-free conversion of plain values (see ``_plain_coercion``)."""
+    """Typer's command, with the Pydantic-free conversion of plain values (see ``_plain_coercion``),
+    and usage errors (a missing argument, a bad --where) that also print JSON under --json."""
 
     def get_params(self, ctx: typer.Context) -> list[Any]:
         params = super().get_params(ctx)
         _use_plain_coercion(params)
         return params
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except _UsageError as err:
+            _usage_error_as_json(err, ctx, "--json" in args)
+            raise
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _UsageError as err:
+            _usage_error_as_json(err, ctx, bool(ctx.params.get("json_out")))
+            raise
+
+
+# The usage-error class of the click that Typer runs on (Typer keeps its own copy of click).
+_UsageError = typer.BadParameter.__base__
+
+
+def _usage_error_as_json(err: Exception, ctx: typer.Context, json_flag: bool) -> None:
+    """Under --json, say on stdout what the usage message says on stderr, as every other error
+    does (``_fail``): a script reads stdout and should never find it empty."""
+    settings = ctx.find_root().obj
+    if json_flag or getattr(settings, "json", False):
+        message = err.format_message() if hasattr(err, "format_message") else str(err)
+        _emit_json({"error": {"code": InvalidInput.code, "message": message}})
 
 
 # -- the application --------------------------------------------------------------------------

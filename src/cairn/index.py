@@ -223,6 +223,8 @@ def _equal(items: str, value: Any) -> tuple[str, list[Any]]:
 def _scalar(name: str, value: Any) -> Any:
     if isinstance(value, bool):
         return 1 if value else 0  # JSON true/false come back from json_extract as 1/0
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return float(value)  # SQLite holds 64-bit integers; JSON numbers beyond that are reals
     if value is None or isinstance(value, int | float | str):
         return value
     raise InvalidInput(f"filter {name}: compare with a string, number or boolean, not {type(value).__name__}")
@@ -553,7 +555,8 @@ class Index:
                         kept,
                     )
                 }
-                return [(rows[i], -scores[i]) for i in kept]
+                # A note another process removed between these reads is left out, not an error.
+                return [(rows[i], -scores[i]) for i in kept if i in rows]
             window *= 4
 
     def _search_notes_filtered(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, float]]:

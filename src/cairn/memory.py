@@ -386,6 +386,13 @@ class Memory:
                     f"expected {expected}; nothing changed. Give more surrounding text, or expected={count}"
                 )
             text = note.text.replace(find, replace)
+            # The replacement may complete a secret with the text around it ("sk-proj-" + key).
+            before = set(note.text.split("\n"))
+            _check_secrets(
+                "\n".join(line for line in text.split("\n") if line not in before),
+                sensitive=note.sensitive,
+                where="edited text",
+            )
             try:
                 markdown.parse(text)
             except DamagedNote as exc:
@@ -403,6 +410,8 @@ class Memory:
         scope = self._write_scope(scope)
         with self._writing():
             note = self._note_for_update(permalink, scope)
+            if reason:  # it is written into the note, which the trash keeps in the vault
+                _check_secrets(reason, sensitive=note.sensitive, where="reason")
             scope_dir, _, rest = note.path.partition("/")
             target = _free_path(self.vault, f"{scope_dir}/.trash/{rest}")
             updates: dict[str, Any] = {"deleted": now_iso(self.tz)}
@@ -416,7 +425,11 @@ class Memory:
 
     @_mends_index
     def restore(self, permalink: str, *, scope: str | None = None) -> Note:
-        """Bring a soft-deleted note back to where it was (or beside it, if that place is taken)."""
+        """Bring a soft-deleted note back to where it was (or beside it, if that place is taken).
+
+        If another note took its permalink meanwhile, the restored note gets a new one (see the
+        returned note): two notes with one permalink could not be told apart by any call.
+        """
         from . import markdown
 
         scope = self._write_scope(scope)
@@ -434,8 +447,12 @@ class Memory:
                 raise NotFound(f"no deleted note with permalink {permalink!r} in the trash of scope {scope}")
             _deleted, trash_rel, note = max(found, key=lambda item: (item[0], item[1]))
             target = _free_path(self.vault, trash_rel.replace("/.trash", "", 1))
-            # Delete then restore gives back the very bytes that were deleted.
-            text = markdown.set_fields(note.text, {}, remove=("deleted", "deleted_reason"))
+            # Delete then restore gives back the very bytes that were deleted (unless renamed here).
+            taken = self._index.permalinks(scope)
+            renamed = (
+                {"permalink": make_permalink(note.title, scope, taken)} if note.permalink in taken else {}
+            )
+            text = markdown.set_fields(note.text, renamed, remove=("deleted", "deleted_reason"))
             restored = self._commit(target, text)
             (self.vault / trash_rel).unlink()
             return restored
@@ -982,10 +999,11 @@ class Memory:
 
     def _load(self, rel: str) -> Note:
         try:
-            data = (self.vault / rel).read_bytes()
-        except FileNotFoundError as exc:
+            with open(self.vault / rel, "rb") as file:  # one open: bytes and mtime of the same file
+                data, mtime_ns = file.read(), os.fstat(file.fileno()).st_mtime_ns
+        except FileNotFoundError as exc:  # deleted or moved by another process since it was found
             raise NotFound(f"{rel} no longer exists") from exc
-        return load_note(rel, data, mtime_ns=os.stat(self.vault / rel).st_mtime_ns, tz=self.tz)
+        return load_note(rel, data, mtime_ns=mtime_ns, tz=self.tz)
 
     def _commit(self, rel: str, text: str) -> Note:
         """Write ``text`` atomically at ``rel`` and index it before returning. Text that would not
