@@ -246,6 +246,20 @@ def test_a_note_found_by_its_title_alone_still_gives_a_line_hit(filled: Memory) 
     assert [h.title for h in filled.search("health", granularity="line")] == ["Dentist"]  # by a tag
 
 
+def test_a_pasted_page_as_a_query_finds_what_the_vault_holds(filled: Memory) -> None:
+    import random
+    import string
+
+    filled.write("Crossing", observations=["[fact] the zebra crossing by the school"])
+    rng = random.Random(7)
+    page = " ".join("".join(rng.choice(string.ascii_lowercase) for _ in range(9)) for _ in range(40_000))
+    assert titles(filled.search(f"{page} zebra")) == ["Crossing"]  # 40,001 terms: once a crash
+    assert titles(filled.search(f"{page} zebra crossing", granularity="line")) == ["Crossing"]
+    # Of a long query, the rarest words the vault holds are searched for.
+    common = " ".join(["unrelated", "entry", "number"] * 30)
+    assert titles(filled.search(f"{common} {page[:2000]} zebra"))[0] == "Crossing"
+
+
 def test_queries_with_nothing_to_match(filled: Memory) -> None:
     assert filled.search("？！…") == []
     assert filled.search("quixotic") == []

@@ -640,10 +640,10 @@ class Index:
         notes = self.db.execute("SELECT count(*) FROM notes_fts_docsize").fetchone()[0]
         docs: dict[str, int] = {}
         public: dict[str, int] = {}
-        if terms:
-            marks = ",".join("?" * len(terms))
+        for start in range(0, len(terms), 10_000):  # SQLite takes at most 32,766 parameters
+            chunk = list(terms[start : start + 10_000])
             for term, held, private in self.db.execute(
-                f"SELECT term, docs, private FROM term_df WHERE term IN ({marks})", list(terms)
+                f"SELECT term, docs, private FROM term_df WHERE term IN ({','.join('?' * len(chunk))})", chunk
             ):
                 docs[term], public[term] = held, held - private
         for term in terms:

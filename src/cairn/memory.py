@@ -69,6 +69,7 @@ MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
 RELATED_PER_HIT = 10
+MAX_QUERY_TERMS = 64  # a longer query (a pasted page) searches for its rarest terms the vault holds
 SNIPPET_LINE_CHARS = 320  # a pasted log or minified blob is one line: a hit shows this much of each
 CHECKPOINT_AFTER = 500  # files re-indexed in one go after which the WAL is folded back
 LINE_CANDIDATE_NOTES = 30  # notes whose lines a line search ranks (at least)
@@ -578,6 +579,12 @@ class Memory:
         if runs:
             seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0)
             terms = [t for t in terms if t not in seams] or terms
+        if len(terms) > MAX_QUERY_TERMS:
+            # A pasted page: its rarest words that the vault holds carry the query (BM25 would
+            # weigh the rest near zero), and a bounded query stays fast.
+            held = sorted(terms, key=lambda t: (stats.docs.get(t, 0) == 0, stats.docs.get(t, 0)))
+            kept = set(held[:MAX_QUERY_TERMS])
+            terms = [t for t in terms if t in kept]
         return terms, stats
 
     def _line_hits(
