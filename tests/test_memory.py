@@ -475,6 +475,23 @@ def test_state_directory_may_not_live_in_the_vault(tmp_path: Path) -> None:
         Memory.open(tmp_path / "v", home=tmp_path / "v" / ".state")
 
 
+def test_reindex_gives_back_the_space_of_an_index_that_had_grown(
+    memory: Memory, vault: Path, tmp_path: Path
+) -> None:
+    notes = [memory.write(f"Bulk {i}", body=f"filler {i} " * 2000) for i in range(60)]
+    for note in notes[5:]:
+        (vault / note.path).unlink()
+    memory.refresh()
+    grown = memory._index.db.execute("PRAGMA page_count").fetchone()[0]
+    memory.reindex()
+    after = memory._index.db.execute("PRAGMA page_count").fetchone()[0]
+    with Memory.open(vault, home=tmp_path / "fresh") as fresh:
+        fresh.refresh()
+        built = fresh._index.db.execute("PRAGMA page_count").fetchone()[0]
+    assert after <= built + 2 < grown / 2  # as small as a fresh build of the same files
+    assert [h.title for h in memory.search("filler 3")][0] == "Bulk 3"
+
+
 def test_reindex_rebuilds_in_place_for_other_processes(memory: Memory, isolated_home: Path) -> None:
     memory.write("Shared", observations=["[k] seen by both"])
     with Memory.open(memory.vault, home=isolated_home) as other:

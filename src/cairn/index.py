@@ -365,6 +365,18 @@ class Index:
         self.db.execute("ANALYZE")
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    def compact(self, *, sparse: float = 0.25) -> bool:
+        """Give free pages back to the file system when more than ``sparse`` of the file is free
+        (after a rebuild of an index that had grown larger): VACUUM rewrites it, about a second
+        at 10k notes. True if it did."""
+        free = self.db.execute("PRAGMA freelist_count").fetchone()[0]
+        pages = self.db.execute("PRAGMA page_count").fetchone()[0]
+        if free <= sparse * pages:
+            return False
+        self.db.execute("VACUUM")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return True
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         self.db.execute("BEGIN IMMEDIATE")

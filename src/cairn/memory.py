@@ -851,11 +851,14 @@ class Memory:
 
     @_mends_index
     def reindex(self, progress: Progress | None = None) -> RefreshReport:
-        """Drop the index and rebuild it from the files."""
+        """Drop the index and rebuild it from the files (and give back the space an index that
+        had grown larger no longer needs)."""
         with self._lock:
             self._index.reset()
             self._stamps, self._digests = {}, {}
-            return self._sync(progress, full=True)
+            report = self._sync(progress, full=True)
+            self._index.compact()
+            return report
 
     @_mends_index
     def doctor(self) -> DoctorReport:
