@@ -276,6 +276,60 @@ def test_the_write_ahead_log_is_cut_back_after_a_checkpoint(memory: Memory) -> N
     assert wal.stat().st_size <= WAL_SIZE_LIMIT
 
 
+def test_nothing_is_read_or_written_through_a_symbolic_link(
+    memory: Memory, vault: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text(
+        "---\ntitle: Bank\napi_note: OUTSIDE\n---\n\n- [x] outside\n", encoding="utf-8"
+    )
+    (vault / "user").mkdir(parents=True, exist_ok=True)
+    (vault / "user/linked").symlink_to(outside, target_is_directory=True)
+    (vault / "user/Bank.md").symlink_to(outside / "secret.md")
+    before = {p.name: p.read_bytes() for p in outside.iterdir()}
+    with pytest.raises(InvalidInput, match="symbolic link"):
+        memory.write("Escaped", folder="linked", observations=["[fact] would land outside"])
+    with pytest.raises(InvalidInput, match="symbolic link"):
+        memory.write("Bank", observations=["[fact] mine"], overwrite=True)
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == before
+    assert memory.search("outside") == [] and memory.list() == []
+
+
+@pytest.mark.parametrize("watch", ["1", "0"], ids=["inotify", "scan"])
+def test_a_note_replaced_by_a_link_is_no_longer_a_note(
+    vault: Path, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, watch: str
+) -> None:
+    monkeypatch.setenv("CAIRN_WATCH", watch)
+    with Memory.open(vault, home=isolated_home) as memory:
+        note = memory.write("Plain", observations=["[fact] walnut"])
+        (tmp_path / "elsewhere.md").write_text("- [fact] OUTSIDE THE VAULT walnut\n", encoding="utf-8")
+        (vault / note.path).unlink()
+        (vault / note.path).symlink_to(tmp_path / "elsewhere.md")
+        assert memory.search("walnut") == []
+        with pytest.raises(NotFound):
+            memory.read(note.permalink)
+
+
+def test_a_file_name_that_is_not_utf8_is_passed_over(memory: Memory, vault: Path) -> None:
+    memory.write("Good", observations=["[fact] goodword"])
+    os.makedirs(os.fsencode(vault / "user"), exist_ok=True)
+    with open(os.path.join(os.fsencode(vault / "user"), b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"- [fact] goodword in latin-1 name\n")
+    assert [h.title for h in memory.search("goodword")] == ["Good"]
+    assert [n.title for n in memory.list()] == ["Good"]
+    assert memory.doctor().damaged == ()
+
+
+def test_a_file_with_another_extension_is_not_taken_for_a_notes_twin(memory: Memory, vault: Path) -> None:
+    (vault / "user").mkdir(parents=True, exist_ok=True)
+    (vault / "user/Recipes.MD").write_text("- [fact] pancakes\n", encoding="utf-8")
+    note = memory.write("Recipes", observations=["[fact] soup"])
+    assert note.path == "user/Recipes.md"
+    assert (vault / "user/Recipes.MD").read_text(encoding="utf-8") == "- [fact] pancakes\n"
+    assert [h.path for h in memory.search("soup")] == ["user/Recipes.md"]
+
+
 def test_permalink_survives_a_rename_and_a_move(memory: Memory, vault: Path) -> None:
     note = memory.write("Gym", observations=["[habit] mornings"])
     moved = vault / "user/health/Gym routine.md"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -45,6 +46,7 @@ from .vault import (
     atomic_write,
     bare_permalink,
     folder_scope,
+    inside_vault,
     load_config,
     make_permalink,
     now_iso,
@@ -54,6 +56,7 @@ from .vault import (
     safe_folder,
     scan_notes,
     scope_folder,
+    utf8_name,
     validate_scope,
 )
 
@@ -289,6 +292,7 @@ class Memory:
 
         with self._writing():
             path = self.vault / rel
+            _check_inside(self.vault, rel)
             if not path.exists() and (twin := _name_twin(path)) is not None:
                 # "python.md" beside "Python.md" would be one file on a case-insensitive drive
                 # (macOS, Windows, most cloud folders), and two notes no title can tell apart.
@@ -415,6 +419,7 @@ class Memory:
                 _check_secrets(reason, sensitive=note.sensitive, where="reason")
             scope_dir, _, rest = note.path.partition("/")
             target = _free_path(self.vault, f"{scope_dir}/.trash/{rest}")
+            _check_inside(self.vault, target)
             updates: dict[str, Any] = {"deleted": now_iso(self.tz)}
             if reason:
                 updates["deleted_reason"] = reason.strip()
@@ -952,6 +957,9 @@ class Memory:
             seen, removed = self._stat_paths(notices)
         known = self._stamps.get
         changed = sorted(path for path, stamp in seen.items() if known(path) != stamp)
+        if changed and not all(map(utf8_name, changed)):  # checked here, on the few changed paths
+            seen = {path: stamp for path, stamp in seen.items() if utf8_name(path)}
+            changed = [path for path in changed if utf8_name(path)]
         unchanged = len(seen) - len(changed)
         if not changed and not removed:
             return RefreshReport(scanned=len(seen), unchanged=unchanged)
@@ -1003,22 +1011,31 @@ class Memory:
                 if path in self._stamps:
                     removed.append(path)
                 continue
-            if stat.S_ISREG(st.st_mode):
+            if stat.S_ISREG(st.st_mode) and utf8_name(path):
                 stats[path] = (st.st_size, st.st_mtime_ns)
+            elif path in self._stamps:  # now a link or a folder: no longer a note, as a scan finds
+                removed.append(path)
         return stats, removed
 
     def _load(self, rel: str) -> Note:
         try:
-            with open(self.vault / rel, "rb") as file:  # one open: bytes and mtime of the same file
+            # One open: bytes and mtime of the same file; never through a link (see inside_vault).
+            fd = os.open(self.vault / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with open(fd, "rb") as file:
                 data, mtime_ns = file.read(), os.fstat(file.fileno()).st_mtime_ns
         except FileNotFoundError as exc:  # deleted or moved by another process since it was found
             raise NotFound(f"{rel} no longer exists") from exc
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise NotFound(f"{rel} is now a symbolic link, which Cairn does not follow") from exc
         return load_note(rel, data, mtime_ns=mtime_ns, tz=self.tz)
 
     def _commit(self, rel: str, text: str) -> Note:
         """Write ``text`` atomically at ``rel`` and index it before returning. Text that would not
         read back as a note (an edit that breaks the front matter) is refused unwritten."""
         data = text.encode("utf-8")
+        _check_inside(self.vault, rel)
         try:
             note = load_note(rel, data, tz=self.tz)  # parsed once: checked, returned and indexed
         except DamagedNote as exc:
@@ -1273,12 +1290,27 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
 
 
 def _name_twin(path: Path) -> Path | None:
-    """A file beside ``path`` whose name differs from it only in case, width or Unicode form."""
+    """A note beside ``path`` whose name differs from it only in case, width or Unicode form (a
+    regular ``.md`` file, as the scan takes them: not ``.MD``, not a link)."""
     wanted = records.key(path.name)
     try:
-        return next((entry for entry in path.parent.iterdir() if records.key(entry.name) == wanted), None)
+        with os.scandir(path.parent) as entries:
+            for entry in entries:
+                name = entry.name
+                twin = name.endswith(".md") and utf8_name(name) and records.key(name) == wanted
+                if twin and entry.is_file(follow_symlinks=False):
+                    return path.parent / name
     except (FileNotFoundError, NotADirectoryError):
-        return None
+        pass
+    return None
+
+
+def _check_inside(vault: Path, rel: str) -> None:
+    if not inside_vault(vault, vault / rel):
+        raise InvalidInput(
+            f"{rel} is reached through a symbolic link; Cairn does not read or write through links, "
+            "which could lead out of the vault"
+        )
 
 
 def _clip_line(text: str, probes: Sequence[str]) -> str:

@@ -245,6 +245,28 @@ class FileStat(NamedTuple):
     mtime_ns: int
 
 
+def utf8_name(name: str) -> bool:
+    """False for a file name that is not UTF-8 on disk (Python hands it over with surrogate
+    escapes): it could be neither stored in the index nor shown, so such a file is passed over."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def inside_vault(vault: Path, path: Path) -> bool:
+    """True if ``path`` (a note, or where one is about to be written) is in the vault and not
+    reached through a symbolic link: Cairn neither reads nor writes through links, which could
+    lead out of the vault, and the scan passes them over too."""
+    real_vault = os.path.realpath(vault)
+    if os.path.realpath(path.parent) != os.path.join(real_vault, os.path.relpath(path.parent, vault)):
+        return False  # a folder on the way is a link
+    return not path.is_symlink()
+
+
 def scan_notes(vault: Path) -> dict[str, tuple[int, int]]:
     """Every ``*.md`` note under a scope folder, as path -> (size, mtime_ns), in no set order;
     hidden folders (.trash, .conflict, ...) are skipped.
