@@ -330,6 +330,44 @@ def test_a_file_with_another_extension_is_not_taken_for_a_notes_twin(memory: Mem
     assert [h.path for h in memory.search("soup")] == ["user/Recipes.md"]
 
 
+def test_names_written_decomposed_match_their_composed_spelling(memory: Memory, vault: Path) -> None:
+    nfd = "Re\u0301unions"  # what macOS writes for a folder named Réunions
+    (vault / "user" / nfd).mkdir(parents=True)
+    (vault / "user" / nfd / "Lundi.md").write_text("- [fact] ordre du jour\n", encoding="utf-8")
+    (vault / "user/Cafe.md").write_text(
+        "---\npermalink: cafe\u0301-notes\n---\n- [fact] espresso\n", encoding="utf-8"
+    )
+    (vault / "user/Blank.md").write_text(
+        "---\npermalink: '   '\n---\n- [fact] nothing given\n", encoding="utf-8"
+    )
+    assert [n.title for n in memory.list(folder="Réunions")] == ["Lundi"]
+    assert [h.title for h in memory.search("ordre", folder="Réunions")] == ["Lundi"]
+    note = memory.write("Mardi", folder="Réunions", observations=["[fact] suite"])
+    assert note.path == f"user/{nfd}/Mardi.md"  # into the folder already there, not a second one
+    assert [p.name for p in (vault / "user").iterdir() if p.is_dir()] == [nfd]
+    assert memory.read("café-notes").path == "user/Cafe.md"  # composed, as typed
+    assert memory.read("memory://cafe\u0301-notes").path == "user/Cafe.md"
+    assert memory.read("user/Blank.md").permalink.startswith("blank-")
+
+
+@pytest.mark.parametrize("watch", ["1", "0"], ids=["inotify", "scan"])
+def test_a_vault_folder_removed_and_made_again_is_followed_again(
+    vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, watch: str
+) -> None:
+    import shutil
+
+    monkeypatch.setenv("CAIRN_WATCH", watch)
+    with Memory.open(vault, home=isolated_home) as memory:
+        memory.write("Before", observations=["[fact] walnut"])
+        shutil.rmtree(vault)
+        assert memory.search("walnut") == []  # a call while the folder is gone
+        (vault / "user").mkdir(parents=True)
+        (vault / "user/After.md").write_text("- [fact] walnut again\n", encoding="utf-8")
+        assert [h.title for h in memory.search("walnut")] == ["After"]
+        (vault / "user/Later.md").write_text("- [fact] walnut later\n", encoding="utf-8")
+        assert sorted(h.title for h in memory.search("walnut")) == ["After", "Later"]
+
+
 def test_permalink_survives_a_rename_and_a_move(memory: Memory, vault: Path) -> None:
     note = memory.write("Gym", observations=["[habit] mornings"])
     moved = vault / "user/health/Gym routine.md"

@@ -286,9 +286,8 @@ class Memory:
         _guard_note(
             title, body, obs_lines, rel_lines, clean_tags, extra, sensitive=sensitivity == "sensitive"
         )
-        rel = "/".join(
-            p for p in (scope_folder(scope), safe_folder(folder), safe_filename(title) + ".md") if p
-        )
+        spelled = _as_spelled(self.vault / scope_folder(scope), safe_folder(folder)) if folder else ""
+        rel = "/".join(p for p in (scope_folder(scope), spelled, safe_filename(title) + ".md") if p)
 
         with self._writing():
             path = self.vault / rel
@@ -1303,6 +1302,30 @@ def _name_twin(path: Path) -> Path | None:
     except (FileNotFoundError, NotADirectoryError):
         pass
     return None
+
+
+def _as_spelled(base: Path, folder: str) -> str:
+    """``folder`` (under ``base``) as a folder already on disk spells it, where one differs from it
+    only in case, width or Unicode form: macOS names folders decomposed, and a second folder of
+    the same visible name would be one folder again on a case-insensitive drive."""
+    parts: list[str] = []
+    current = base
+    for part in folder.split("/"):
+        if not (current / part).is_dir():
+            wanted = records.key(part)
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(current) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if (
+                        utf8_name(name)
+                        and records.key(name) == wanted
+                        and entry.is_dir(follow_symlinks=False)
+                    ):
+                        part = name
+                        break
+        parts.append(part)
+        current = current / part
+    return "/".join(parts)
 
 
 def _check_inside(vault: Path, rel: str) -> None:

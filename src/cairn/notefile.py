@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
@@ -26,7 +27,14 @@ def split_path(path: str) -> tuple[str, str]:
     scope = folder_scope(parts[0]) if parts else None
     if scope is None:
         raise DamagedNote(f"{path}: not inside a scope folder")
-    return scope, "/".join(parts[1:-1])
+    folder = "/".join(parts[1:-1])
+    # NFC, as folders given to a filter or a write are: macOS names folders decomposed.
+    return scope, folder if folder.isascii() else unicodedata.normalize("NFC", folder)
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC), as Cairn compares names and permalinks."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def derived_permalink(path: str, title: str) -> str:
@@ -70,7 +78,7 @@ def load_note(
     fm = doc.frontmatter
     stem = PurePosixPath(path).stem
     title = _text(fm.get("title")) or doc.title_heading or stem
-    permalink = _text(fm.get("permalink")) or derived_permalink(path, title)
+    permalink = nfc((_text(fm.get("permalink")) or "").strip()) or derived_permalink(path, title)
     fallback_time = (
         datetime.fromtimestamp(mtime_ns / 1e9, tz).replace(microsecond=0).isoformat() if mtime_ns else ""
     )

@@ -33,7 +33,8 @@ _MAX_NAME_BYTES = 200  # leaves room for ".md", conflict suffixes and temp names
 def bare_permalink(identifier: str) -> str:
     """``memory://x`` or ``x`` (with stray spaces) -> ``x``."""
     ident = identifier.strip()
-    return ident[len("memory://") :] if ident.startswith("memory://") else ident
+    ident = ident[len("memory://") :] if ident.startswith("memory://") else ident
+    return ident if ident.isascii() else unicodedata.normalize("NFC", ident)  # as notes hold them
 
 
 def validate_scope(scope: str) -> str:

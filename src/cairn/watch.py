@@ -61,6 +61,7 @@ class Watcher:
         self._fd = fd
         self.root = root
         self._dirs: dict[int, str] = {}  # watch descriptor -> vault-relative folder ("" = root)
+        self._root_watched = False  # the vault folder itself may be gone (and come back later)
 
     @classmethod
     def start(cls, root: Path) -> Watcher | None:
@@ -83,9 +84,13 @@ class Watcher:
             wd = self._libc.inotify_add_watch(self._fd, os.fsencode(self.root / rel), _MASK)
             if wd < 0:
                 if ctypes.get_errno() in (errno.ENOENT, errno.ENOTDIR):
+                    if rel == "":
+                        self._root_watched = False
                     continue  # vanished while we walked; the next scan sees it gone
                 return False  # ENOSPC: the user's watch limit; fall back to scanning
             self._dirs[wd] = rel
+            if rel == "":
+                self._root_watched = True
         return True
 
     def _folders(self) -> list[str]:
@@ -105,6 +110,11 @@ class Watcher:
     def changes(self) -> set[str] | None:
         """Vault-relative ``.md`` paths touched since the last call, or None when a full scan is
         needed (queue overflow, or folders created, moved or removed)."""
+        if not self._root_watched:
+            # The vault folder was removed: no event can say it is back, so look every time
+            # (a full scan of a missing folder costs nothing) until it can be watched again.
+            self.rewatch()
+            return None
         changed: set[str] = set()
         rescan = False
         while True:
