@@ -500,6 +500,22 @@ def test_a_vault_allow_list_confines_a_caller_that_names_no_scope(vault: Path, i
     assert "walrus" not in result.output
 
 
+def test_vault_reports_cover_only_the_scopes_a_caller_may_touch(vault: Path, isolated_home: Path) -> None:
+    with Memory.open(vault, home=isolated_home, allow_scopes=["user", "agent:bot"]) as owner:
+        owner.write("Diary", observations=["[fact] private"])
+        owner.write("Bot note", scope="agent:bot", observations=["[fact] shared"])
+        owner.write("Bot trash", scope="agent:bot")
+        owner.delete("Bot trash", scope="agent:bot")
+    (vault / "user/Therapy notes.md").write_text("---\ntitle: [broken\n---\n", encoding="utf-8")
+    with Memory.open(vault, home=isolated_home, scope="agent:bot", allow_scopes=["agent:bot"]) as bot:
+        report = bot.doctor()
+        assert (report.notes, report.damaged, report.trashed) == (1, (), 1)
+        assert bot.status()["notes"] == 1 and bot.status()["damaged"] == 0
+        assert "Therapy" not in str(bot.refresh())
+    with Memory.open(vault, home=isolated_home) as owner:
+        assert [d.path for d in owner.doctor().damaged] == ["user/Therapy notes.md"]
+
+
 @pytest.mark.parametrize("scope", ["agent:bot\n", "agent:", "group:a/b", "workspace:" + "x" * 65])
 def test_a_bad_scope_is_refused_before_anything_is_made(vault: Path, isolated_home: Path, scope: str) -> None:
     with pytest.raises(InvalidInput, match="invalid scope"):

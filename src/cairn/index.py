@@ -480,24 +480,33 @@ class Index:
             )
         }
 
-    def damaged(self) -> list[tuple[str, str]]:
+    # The vault-wide reports below cover only the scopes a caller may see: a file's path is made
+    # from its note's title.
+
+    def damaged(self, scopes: Sequence[str]) -> list[tuple[str, str]]:
         return self.db.execute(
-            "SELECT path, error FROM notes WHERE error IS NOT NULL ORDER BY path"
+            f"SELECT path, error FROM notes WHERE error IS NOT NULL AND scope IN ({_marks(scopes)}) ORDER BY path",
+            list(scopes),
         ).fetchall()
 
-    def duplicate_permalinks(self) -> list[tuple[str, tuple[str, ...]]]:
+    def duplicate_permalinks(self, scopes: Sequence[str]) -> list[tuple[str, tuple[str, ...]]]:
         rows = self.db.execute(
             "SELECT scope, permalink, group_concat(path, char(10)) FROM notes WHERE error IS NULL"
-            " GROUP BY scope, permalink HAVING count(*) > 1 ORDER BY scope, permalink"
+            f" AND scope IN ({_marks(scopes)}) GROUP BY scope, permalink HAVING count(*) > 1 ORDER BY scope, permalink",
+            list(scopes),
         ).fetchall()
         return [(permalink, tuple(sorted(paths.split("\n")))) for _scope, permalink, paths in rows]
 
-    def count(self) -> int:
-        return self.db.execute("SELECT count(*) FROM notes WHERE error IS NULL").fetchone()[0]
-
-    def unresolved_count(self) -> int:
+    def count(self, scopes: Sequence[str]) -> int:
         return self.db.execute(
-            f"SELECT count(*) FROM relations r JOIN notes n ON n.id = r.note_id WHERE {_RESOLVED} IS NULL"
+            f"SELECT count(*) FROM notes WHERE error IS NULL AND scope IN ({_marks(scopes)})", list(scopes)
+        ).fetchone()[0]
+
+    def unresolved_count(self, scopes: Sequence[str]) -> int:
+        return self.db.execute(
+            "SELECT count(*) FROM relations r JOIN notes n ON n.id = r.note_id"
+            f" WHERE n.scope IN ({_marks(scopes)}) AND {_RESOLVED} IS NULL",
+            list(scopes),
         ).fetchone()[0]
 
     def list(self, filters: Filters, limit: int | None) -> list[Row]:
@@ -860,6 +869,10 @@ class Batch:
             )
         self.docs.clear()
         self.private.clear()
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ",".join("?" * len(values))
 
 
 def _by_path(rows: list[Row]) -> list[Row]:

@@ -866,22 +866,19 @@ class Memory:
 
     @_mends_index
     def doctor(self) -> DoctorReport:
-        """Damaged files (with the reason), duplicate permalinks, unresolved relations, trash size."""
+        """Damaged files (with the reason), duplicate permalinks, unresolved relations, trash size,
+        in the scopes this caller may touch."""
         with self._lock:
             self._sync()
-            trashed = sum(
-                1
-                for folder in self.vault.iterdir()
-                if (folder / ".trash").is_dir()
-                for _ in (folder / ".trash").rglob("*.md")
-            )
+            trashes = [self.vault / scope_folder(scope) / ".trash" for scope in self.allow_scopes]
+            trashed = sum(1 for trash in trashes if trash.is_dir() for _ in trash.rglob("*.md"))
             return DoctorReport(
                 vault=str(self.vault),
                 index=str(self.index_path),
-                notes=self._index.count(),
-                damaged=tuple(Damaged(path, error) for path, error in self._index.damaged()),
-                duplicate_permalinks=tuple(self._index.duplicate_permalinks()),
-                unresolved_relations=self._index.unresolved_count(),
+                notes=self._index.count(self.allow_scopes),
+                damaged=tuple(Damaged(path, error) for path, error in self._index.damaged(self.allow_scopes)),
+                duplicate_permalinks=tuple(self._index.duplicate_permalinks(self.allow_scopes)),
+                unresolved_relations=self._index.unresolved_count(self.allow_scopes),
                 trashed=trashed,
             )
 
@@ -896,8 +893,8 @@ class Memory:
                 "index": str(self.index_path),
                 "scope": self.scope,
                 "allow_scopes": list(self.allow_scopes),
-                "notes": self._index.count(),
-                "damaged": len(self._index.damaged()),
+                "notes": self._index.count(self.allow_scopes),
+                "damaged": len(self._index.damaged(self.allow_scopes)),
                 "timezone": str(self.tz),
             }
 
@@ -991,7 +988,7 @@ class Memory:
                 self._forget(path)
         if added + updated + len(removed) >= CHECKPOINT_AFTER:
             self._index.checkpoint()
-        damaged = tuple(Damaged(p, e) for p, e in self._index.damaged())
+        damaged = tuple(Damaged(p, e) for p, e in self._index.damaged(self.allow_scopes))
         return RefreshReport(len(seen), added, updated, len(removed), unchanged, damaged)
 
     def _forget(self, path: str) -> None:
