@@ -513,6 +513,10 @@ def test_serve_calls_the_mcp_module(env, monkeypatch):
     calls.clear()
     refused = failed("--scope", "user", "serve", "--allow-scope", "agent:a", code=7)
     assert "not among the allowed scopes" in refused.stderr and calls == []
+    for empty in ("", " , "):  # --allow-scope "$AGENT_SCOPE" with the variable unset
+        refused = failed("serve", "--allow-scope", empty, code=2)
+        assert "no scope given" in refused.stderr and calls == []
+    assert "no scope given" in failed("search", "x", "--scopes", "", code=2).stderr
     ok("serve", "--http", "--port", "9999")
     assert calls[0][0] == "token" and calls[0][1].resolve() == env.home.resolve()
     assert calls[1] == ("http", "127.0.0.1", 9999, "tok-123")

@@ -442,6 +442,15 @@ def test_token_is_created_private_and_reused(tmp_path: Path) -> None:
     assert [p.name for p in home.iterdir()] == ["mcp-token"], "no temporary file left behind"
 
 
+def test_an_empty_token_file_is_replaced_and_the_new_token_kept(tmp_path: Path) -> None:
+    home = tmp_path / "state"
+    home.mkdir()
+    (home / "mcp-token").write_text("", encoding="utf-8")
+    token = load_or_create_token(home)
+    assert (home / "mcp-token").read_text(encoding="utf-8").strip() == token
+    assert load_or_create_token(home) == token  # the next start gives clients the same token
+
+
 def test_banner_has_url_token_and_client_configs() -> None:
     banner = http_banner("127.0.0.1", 8765, "tok123")
     assert "http://127.0.0.1:8765/mcp" in banner

@@ -343,9 +343,17 @@ ScopesOpt = Annotated[list[str] | None, typer.Option("--scopes", metavar="SCOPES
 
 
 def _scopes(values: list[str] | None) -> list[str] | None:
-    """``["user,agent:a", "group:g"]`` -> ``["user", "agent:a", "group:g"]``; None when not given."""
-    scopes = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
-    return scopes or None
+    """``["user,agent:a", "group:g"]`` -> ``["user", "agent:a", "group:g"]``; None when not given.
+
+    Given but empty (``--allow-scope "$AGENT_SCOPE"`` with the variable unset) is an error: read
+    as "not given", it would lift a confinement the caller meant to set.
+    """
+    if values is None:
+        return None
+    scopes = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    if not scopes:
+        raise InvalidInput(f"no scope given in {values!r}: name at least one, e.g. agent:bot")
+    return scopes
 
 
 # -- argument parsing -------------------------------------------------------------------------
@@ -1037,7 +1045,9 @@ def serve(
     can read and write only those scopes; any other scope is refused.
     """
     as_json = _want_json(ctx, json_out)
-    with _memory(ctx, as_json, allow_scopes=_scopes(allow_scope), watch=True) as mem:
+    with _guard(as_json):
+        allowed = _scopes(allow_scope)
+    with _memory(ctx, as_json, allow_scopes=allowed, watch=True) as mem:
         from . import mcp_server
 
         if not http:

@@ -531,7 +531,9 @@ def load_or_create_token(home: Path) -> str:
         try:
             os.link(tmp, path)  # fails if another process created the token first: use theirs
         except FileExistsError:
-            return _read_token(path) or token
+            if theirs := _read_token(path):
+                return theirs
+            os.replace(tmp, path)  # an empty file (a failed write, a touch): this token replaces it
         except OSError:  # no hard links on this file system
             os.replace(tmp, path)
     finally:
