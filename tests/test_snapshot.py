@@ -265,3 +265,20 @@ def test_many_preferences_are_named_or_counted_but_read_only_within_reach(
     assert snap.omitted["expired"] == (old.permalink,)
     assert len(snap.omitted["sensitive"]) == 1
     assert "secret" not in snap.text and "sensitive: 1" in snap.text
+
+
+def test_a_note_is_cut_to_its_share_as_shown_escaped_and_a_long_line_by_characters(memory: Memory) -> None:
+    from cairn.memory import SNAPSHOT_ITEM_BYTES
+
+    memory.write("Brace style", type="preference", observations=["[style] " + "{} " * 600])
+    memory.write("Long line", type="preference", observations=["[note] " + "很长的一行偏好说明" * 150])
+    snap = memory.snapshot("", max_bytes=8192, max_tokens=4096)
+    shown = {item.title: item for item in snap.items}
+    assert set(shown) == {"Brace style", "Long line"}  # neither crowds the snapshot out
+    for title in shown:
+        body = snap.text.split(f"# {title}", 1)[1].split("</note>", 1)[0]
+        assert len(body.encode("utf-8")) <= SNAPSHOT_ITEM_BYTES + 120  # its share, as shown, plus the pointer
+        assert (
+            "&#123;&#125;" in body or "很长的一行偏好说明" in body
+        )  # the start of the long line, not nothing
+        assert "(more in memory://" in body

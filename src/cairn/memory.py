@@ -825,7 +825,9 @@ class Memory:
                     lines.append(f"claim: {know.claim_key} = {know.claim_value}")
             if row.expires_ts is not None:
                 lines.append(f"expires: {_expires_text(row)}")
-            return _clip("\n".join(lines), SNAPSHOT_ITEM_BYTES, row.permalink)
+            # Counted as it will be shown: escaping can make a line up to six times longer ("{").
+            escaped_size = lambda part: len(snapshot.escape(part).encode("utf-8"))  # noqa: E731
+            return _clip("\n".join(lines), SNAPSHOT_ITEM_BYTES, row.permalink, escaped_size)
 
         return snapshot.Item(
             permalink=row.permalink,
@@ -1499,17 +1501,31 @@ def _section_order(row: Row) -> tuple[float, str]:
     return (float(order) if isinstance(order, int | float) else math.inf, row.title)
 
 
-def _clip(text: str, limit: int, permalink: str) -> str:
-    """At most ``limit`` UTF-8 bytes of whole lines, saying where the rest is."""
-    if len(text.encode("utf-8")) <= limit:
+def _clip(text: str, limit: int, permalink: str, size: Callable[[str], int] | None = None) -> str:
+    """At most ``limit`` bytes of ``text`` (as ``size`` counts them: UTF-8 bytes unless given), in
+    whole lines but for a line too long to keep, which is cut at a character; saying where the
+    rest is."""
+    size = size or (lambda part: len(part.encode("utf-8")))
+    if size(text) <= limit:
         return text
     kept: list[str] = []
-    size = 0
+    room = limit
     for line in text.split("\n"):
-        size += len(line.encode("utf-8")) + 1
-        if size > limit:
-            break
-        kept.append(line)
+        cost = size(line) + 1
+        if cost <= room:
+            kept.append(line)
+            room -= cost
+            continue
+        if room > 64:  # worth showing the start of a long line rather than nothing of it
+            cut: list[str] = []
+            room -= size("…") + 1
+            for char in line:
+                room -= size(char)
+                if room < 0:
+                    break
+                cut.append(char)
+            kept.append("".join(cut) + "…")
+        break
     return "\n".join([*kept, f"... (more in memory://{permalink})"])
 
 
