@@ -4,8 +4,9 @@ Each note: front matter like Cairn's, 5-25 observations, 2-6 relations to other 
 1.5 KB. Words are drawn on a Zipf-like curve from 300 real words (150 Chinese, 150 English). That
 vocabulary is far smaller than a real vault's (Heaps' law gives about 40,000 distinct words for
 10,000 notes of this length), so every word is common: at 10,000 notes the median query term is
-in a fifth of the notes, and the median query matches 40 % of them, all of which FTS5 scores. The vaults are a hard case for search latency and
-an easy one for index size (few distinct terms, text that compresses well).
+in a fifth of the notes, and the median query matches 40 % of them, all of which FTS5 scores.
+The vaults are a hard case for search latency and an easy one for index size (few distinct
+terms, text that compresses well).
 """
 
 from __future__ import annotations

@@ -191,12 +191,7 @@ class Memory:
             raise InvalidInput(f"the state directory {home_path} must not be inside the vault {vault_path}")
         if scope is not None:
             validate_scope(scope)
-        try:
-            vault_path.mkdir(parents=True, exist_ok=True)
-            home_path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InvalidInput(f"cannot create the vault at {vault_path}: {exc.strerror}") from exc
-        config = load_config(vault_path)
+        config = load_config(vault_path)  # a vault not made yet has no cairn.toml either
         if allow_scopes is None:
             # A cairn.toml allow-list confines every caller that names no scope of its own: the
             # default scope is then its first entry, never an unlisted "user".
@@ -207,10 +202,11 @@ class Memory:
             allow = [validate_scope(s) for s in allow_scopes]
             if scope is not None and scope not in allow:
                 raise ScopeDenied(f"default scope {scope!r} is not among the allowed scopes {allow}")
-        scope = validate_scope(scope if scope is not None else allow[0])
+        scope = scope if scope is not None else allow[0]  # every entry was validated
         allow = list(dict.fromkeys(allow))
         try:
             (vault_path / scope_folder(scope)).mkdir(parents=True, exist_ok=True)
+            home_path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InvalidInput(f"cannot create the vault at {vault_path}: {exc.strerror}") from exc
         return cls(
@@ -368,8 +364,6 @@ class Memory:
             EditMismatch: ``find`` occurs a number of times other than ``expected``; nothing changes.
             InvalidInput: empty ``find``, or the result would not parse.
         """
-        from . import markdown
-
         scope = self._write_scope(scope)
         if not find:
             raise InvalidInput("find text is empty: give the exact text to replace")
@@ -397,14 +391,14 @@ class Memory:
                 sensitive=note.sensitive,
                 where="edited text",
             )
+            _check_body(text)
             try:
-                markdown.parse(text)
+                stamped = self._stamp(text)  # parses the edited text: a broken one raises here
             except DamagedNote as exc:
                 raise InvalidInput(
                     f"that edit would break the note's front matter ({exc.message}); nothing changed"
                 ) from exc
-            _check_body(text)
-            return self._commit(note.path, self._stamp(text))
+            return self._commit(note.path, stamped)
 
     @_mends_index
     def delete(self, permalink: str, *, reason: str | None = None, scope: str | None = None) -> Note:
@@ -643,10 +637,7 @@ class Memory:
         bound = parse_moment(timeframe, self.tz) if timeframe else None
         target = bare_permalink(url)
         visible = Filters(
-            scopes=scopes,
-            include_sensitive=include_sensitive,
-            include_expired=include_expired,
-            now=time.time(),
+            scopes, include_sensitive=include_sensitive, include_expired=include_expired, now=time.time()
         )
         with self._lock:
             self._sync()
@@ -1009,7 +1000,7 @@ class Memory:
                 if path in self._stamps:
                     removed.append(path)
                 continue
-            if stat.S_ISREG(st.st_mode) and utf8_name(path):
+            if stat.S_ISREG(st.st_mode):
                 stats[path] = (st.st_size, st.st_mtime_ns)
             elif path in self._stamps:  # now a link or a folder: no longer a note, as a scan finds
                 removed.append(path)
@@ -1111,7 +1102,7 @@ class Memory:
             if lines is not None
             else self._index.lines_of_many(ids, include_sensitive=filters.include_sensitive),
             relations=self._index.relations_of_many(ids, include_private=filters.include_sensitive),
-            backlinks=self._index.backlinks_of_many(rows, filters),
+            backlinks=self._index.backlinks_of_many(rows, filters.visibility()),
             superseded=self._index.superseded_by_many(
                 rows, filters.now, include_sensitive=filters.include_sensitive
             ),
@@ -1186,12 +1177,7 @@ class Memory:
         different values for one key are both shown, each naming the other, instead of one
         silently winning.
         """
-        visible = Filters(
-            scopes=filters.scopes,
-            include_sensitive=filters.include_sensitive,
-            include_expired=filters.include_expired,
-            now=filters.now,
-        )
+        visible = filters.visibility()
         ordered = list(hits)
         for hit in hits:
             if hit.claim and not hit.superseded_by and (holders := self._disagreeing(visible, hit.claim.key)):
@@ -1287,43 +1273,37 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
     return scored
 
 
-def _name_twin(path: Path) -> Path | None:
-    """A note beside ``path`` whose name differs from it only in case, width or Unicode form (a
-    regular ``.md`` file, as the scan takes them: not ``.MD``, not a link)."""
-    wanted = records.key(path.name)
-    try:
-        with os.scandir(path.parent) as entries:
-            for entry in entries:
-                name = entry.name
-                twin = name.endswith(".md") and utf8_name(name) and records.key(name) == wanted
-                if twin and entry.is_file(follow_symlinks=False):
-                    return path.parent / name
-    except (FileNotFoundError, NotADirectoryError):
-        pass
+def _spelled_on_disk(directory: Path, name: str, *, folder: bool) -> str | None:
+    """The name of an entry of ``directory`` that differs from ``name`` only in case, width or
+    Unicode form: a folder, or a note (a regular ``.md`` file, as the scan takes them). macOS
+    writes names decomposed, and two such names are one on a case-insensitive drive."""
+    wanted = records.key(name)
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(directory) as entries:
+        for entry in entries:
+            found = entry.name
+            if folder:
+                kind = entry.is_dir(follow_symlinks=False)
+            else:
+                kind = found.endswith(".md") and entry.is_file(follow_symlinks=False)
+            if kind and utf8_name(found) and records.key(found) == wanted:
+                return found
     return None
 
 
+def _name_twin(path: Path) -> Path | None:
+    """A note beside ``path`` whose name differs from it only in case, width or Unicode form."""
+    found = _spelled_on_disk(path.parent, path.name, folder=False)
+    return path.parent / found if found else None
+
+
 def _as_spelled(base: Path, folder: str) -> str:
-    """``folder`` (under ``base``) as a folder already on disk spells it, where one differs from it
-    only in case, width or Unicode form: macOS names folders decomposed, and a second folder of
-    the same visible name would be one folder again on a case-insensitive drive."""
+    """``folder`` (under ``base``) as the folders already on disk spell it."""
     parts: list[str] = []
-    current = base
     for part in folder.split("/"):
+        current = base.joinpath(*parts)
         if not (current / part).is_dir():
-            wanted = records.key(part)
-            with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(current) as entries:
-                for entry in entries:
-                    name = entry.name
-                    if (
-                        utf8_name(name)
-                        and records.key(name) == wanted
-                        and entry.is_dir(follow_symlinks=False)
-                    ):
-                        part = name
-                        break
+            part = _spelled_on_disk(current, part, folder=True) or part
         parts.append(part)
-        current = current / part
     return "/".join(parts)
 
 
@@ -1501,11 +1481,9 @@ def _section_order(row: Row) -> tuple[float, str]:
     return (float(order) if isinstance(order, int | float) else math.inf, row.title)
 
 
-def _clip(text: str, limit: int, permalink: str, size: Callable[[str], int] | None = None) -> str:
-    """At most ``limit`` bytes of ``text`` (as ``size`` counts them: UTF-8 bytes unless given), in
-    whole lines but for a line too long to keep, which is cut at a character; saying where the
-    rest is."""
-    size = size or (lambda part: len(part.encode("utf-8")))
+def _clip(text: str, limit: int, permalink: str, size: Callable[[str], int]) -> str:
+    """At most ``limit`` bytes of ``text`` as ``size`` counts them, in whole lines but for a line
+    too long to keep, which is cut at a character; saying where the rest is."""
     if size(text) <= limit:
         return text
     kept: list[str] = []

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
 from .errors import DamagedNote
 from .models import Note
-from .vault import content_hash, folder_scope, slugify
+from .vault import content_hash, folder_scope, nfc, slugify
 
 
 def decode(path: str, data: bytes) -> str:
@@ -27,14 +26,7 @@ def split_path(path: str) -> tuple[str, str]:
     scope = folder_scope(parts[0]) if parts else None
     if scope is None:
         raise DamagedNote(f"{path}: not inside a scope folder")
-    folder = "/".join(parts[1:-1])
-    # NFC, as folders given to a filter or a write are: macOS names folders decomposed.
-    return scope, folder if folder.isascii() else unicodedata.normalize("NFC", folder)
-
-
-def nfc(text: str) -> str:
-    """``text`` in Unicode's composed form (NFC), as Cairn compares names and permalinks."""
-    return text if text.isascii() else unicodedata.normalize("NFC", text)
+    return scope, nfc("/".join(parts[1:-1]))  # as folders given to a filter or a write are
 
 
 def derived_permalink(path: str, title: str) -> str:

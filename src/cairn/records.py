@@ -56,9 +56,8 @@ class NoteRecord:
     observations: bytes | None = None  # pack_observations(), see the note_lines table
     tags: tuple[str, ...] = ()  # keys, distinct
     supersedes: tuple[str, ...] = ()
-    relations: tuple[
-        tuple[object, ...], ...
-    ] = ()  # (line, type, target, target key, inline, context, private)
+    # (line, type, target, target key, inline, context, private)
+    relations: tuple[tuple[object, ...], ...] = ()
     fts: tuple[str, str, str, str, str] = ("", "", "", "", "")
 
 

@@ -30,11 +30,16 @@ _WINDOWS_RESERVED = {
 _MAX_NAME_BYTES = 200  # leaves room for ".md", conflict suffixes and temp names under the usual 255
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC), as Cairn keeps folders and permalinks: macOS
+    writes names decomposed."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def bare_permalink(identifier: str) -> str:
-    """``memory://x`` or ``x`` (with stray spaces) -> ``x``."""
+    """``memory://x`` or ``x`` (with stray spaces) -> ``x``, in NFC as notes hold them."""
     ident = identifier.strip()
-    ident = ident[len("memory://") :] if ident.startswith("memory://") else ident
-    return ident if ident.isascii() else unicodedata.normalize("NFC", ident)  # as notes hold them
+    return nfc(ident[len("memory://") :] if ident.startswith("memory://") else ident)
 
 
 def validate_scope(scope: str) -> str:
