@@ -494,8 +494,10 @@ class Index:
     # from its note's title.
 
     def damaged(self, scopes: Sequence[str]) -> list[tuple[str, str]]:
+        # "+scope": the partial index of damaged notes holds the few rows wanted; left to itself,
+        # the planner took the scope index and read every note (5 ms at 10k, on every refresh).
         return self.db.execute(
-            f"SELECT path, error FROM notes WHERE error IS NOT NULL AND scope IN ({_marks(scopes)}) ORDER BY path",
+            f"SELECT path, error FROM notes WHERE error IS NOT NULL AND +scope IN ({_marks(scopes)}) ORDER BY path",
             list(scopes),
         ).fetchall()
 
