@@ -362,3 +362,33 @@ def test_lines_are_counted_the_same_folded_together_or_alone(texts: list[str]) -
     terms = ["naive", "cafe", "数据", "ss", "i"]
     query = ranking.Query.build(terms, 100, {}, frozenset())
     assert ranking.term_counts(texts, query) == [ranking.term_counts([t], query)[0] for t in texts]
+
+
+def test_ranking_the_matches_in_two_halves_gives_what_one_query_gives(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn import index
+
+    words = ["harbor", "lantern", "harbor lantern", "harbor harbor", "港口", "灯塔 harbor"]
+    for i in range(90):
+        body = [f"[log] {words[i % len(words)]} entry {i % 7}", "[log] unrelated filler text here"]
+        memory.write(f"Note {i:02d}", observations=body[: 1 + i % 2], tags=["港口"] if i % 5 == 0 else [])
+    for i in range(0, 90, 9):  # holes in the ids, and the middle id off centre
+        memory.delete(f"Note {i:02d}")
+    queries = ["harbor", "harbor lantern", "港口 harbor", "entry", "lantern filler"]
+
+    def answers() -> list[list[tuple[str, float, int]]]:
+        return [
+            [(h.title, h.score, h.line) for h in memory.search(q, limit=limit, granularity=g)]
+            for q in queries
+            for limit in (1, 10, 40)
+            for g in ("note", "line")
+        ]
+
+    monkeypatch.setattr(index, "SPLIT_AFTER", 10**9)
+    whole = answers()
+    assert memory._index._second is None  # nothing was split
+    monkeypatch.setattr(index, "SPLIT_AFTER", 0)
+    monkeypatch.setattr(index, "_CORES", 2)
+    assert answers() == whole
+    assert memory._index._second is not None  # the halves were ranked on two connections
