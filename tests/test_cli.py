@@ -522,6 +522,26 @@ def test_serve_calls_the_mcp_module(env, monkeypatch):
     assert calls[1] == ("http", "127.0.0.1", 9999, "tok-123")
 
 
+def test_serve_refuses_an_address_it_cannot_use_before_printing_the_token(env) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        refused = failed("serve", "--http", "--port", port, "--json", code=2)
+    error = json.loads(refused.stdout)["error"]
+    assert error["code"] == "invalid_input"
+    assert f"127.0.0.1:{port}" in error["message"] and "--port" in error["message"]
+    token = (env.home / "mcp-token").read_text(encoding="utf-8").strip()
+    assert token not in refused.stderr + refused.stdout
+    unknown = failed("serve", "--http", "--host", "no-such-host.invalid", "--port", "0", code=2)
+    assert "no-such-host.invalid" in unknown.stderr
+    for options in (["--port", "9000"], ["--host", "0.0.0.0"]):  # stdio has no address to give them to
+        ignored = failed("serve", *options, code=2)
+        assert options[0] in ignored.stderr and "--http" in ignored.stderr
+
+
 # -- the real entry points -------------------------------------------------------------------
 
 

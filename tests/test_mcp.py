@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -361,19 +362,14 @@ async def test_stdio_server_round_trip(tmp_path: Path) -> None:
     assert list((tmp_path / "vault").rglob("*.md")), "the note was written to CAIRN_VAULT"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def http_server(tmp_path: Path):
-    """``serve_http`` in a child process on a free loopback port; yields (url, token, stderr path)."""
-    port, token = _free_port(), "test-token-" + os.urandom(8).hex()
+    """``serve_http`` in a child process on a port it picks (``port=0``); yields (url, token,
+    stderr path). The URL is read from the banner, so the banner must name the port bound."""
+    token = "test-token-" + os.urandom(8).hex()
     code = (
         "import sys; from cairn import Memory; from cairn.mcp_server import serve_http; "
-        "serve_http(Memory.open(), port=int(sys.argv[1]), token=sys.argv[2])"
+        "serve_http(Memory.open(), port=0, token=sys.argv[1])"
     )
     env = os.environ | {
         "HOME": str(tmp_path),
@@ -382,17 +378,25 @@ def http_server(tmp_path: Path):
     }
     log = tmp_path / "server.log"
     with log.open("wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", code, str(port), token], env=env, stderr=err)
+        proc = subprocess.Popen([sys.executable, "-c", code, token], env=env, stderr=err)
     try:
         deadline = time.monotonic() + 20
+        port = None
         while True:
             assert proc.poll() is None, log.read_text(encoding="utf-8")
+            assert time.monotonic() < deadline, "server did not start"
+            if port is None and (
+                found := re.search(r"URL: +http://127\.0\.0\.1:(\d+)/mcp", log.read_text("utf-8"))
+            ):
+                port = int(found[1])
+                assert port != 0
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
+                if port is not None:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
             except OSError:
-                assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
+                pass
+            time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp", token, log
     finally:
         proc.terminate()
@@ -449,6 +453,20 @@ def test_an_empty_token_file_is_replaced_and_the_new_token_kept(tmp_path: Path) 
     token = load_or_create_token(home)
     assert (home / "mcp-token").read_text(encoding="utf-8").strip() == token
     assert load_or_create_token(home) == token  # the next start gives clients the same token
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_token_others_could_read_is_replaced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "state"
+    old = load_or_create_token(home)
+    (home / "mcp-token").chmod(0o644)
+    new = load_or_create_token(home)
+    assert new != old
+    assert (home / "mcp-token").read_text(encoding="utf-8").strip() == new
+    assert stat.S_IMODE((home / "mcp-token").stat().st_mode) == 0o600
+    assert "readable by other users" in capsys.readouterr().err
+    assert load_or_create_token(home) == new  # private now: kept
+    assert [p.name for p in home.iterdir()] == ["mcp-token"]
 
 
 def test_banner_has_url_token_and_client_configs() -> None:

@@ -1024,9 +1024,19 @@ def serve(
         bool, typer.Option("--http", help="Serve streamable HTTP with a bearer token instead of stdio.")
     ] = False,
     host: Annotated[
-        str, typer.Option("--host", metavar="HOST", help="HTTP address to bind (loopback by default).")
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", metavar="PORT", min=0, max=65535, help="HTTP port.")] = 8765,
+        str | None,
+        typer.Option("--host", metavar="HOST", help="HTTP address to bind.  [default: 127.0.0.1, loopback]"),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            metavar="PORT",
+            min=0,
+            max=65535,
+            help="HTTP port; 0 takes any free one.  [default: 8765]",
+        ),
+    ] = None,
     allow_scope: Annotated[
         list[str] | None,
         typer.Option(
@@ -1047,6 +1057,9 @@ def serve(
     as_json = _want_json(ctx, json_out)
     with _guard(as_json):
         allowed = _scopes(allow_scope)
+        given = [option for option, value in (("--host", host), ("--port", port)) if value is not None]
+        if given and not http:
+            raise InvalidInput(f"{' and '.join(given)} apply to --http only; stdio has no address")
     with _memory(ctx, as_json, allow_scopes=allowed, watch=True) as mem:
         from . import mcp_server
 
@@ -1055,4 +1068,4 @@ def serve(
             mcp_server.serve_stdio(mem)
             return
         token = mcp_server.load_or_create_token(mem.home)
-        mcp_server.serve_http(mem, host=host, port=port, token=token)
+        mcp_server.serve_http(mem, host=host or "127.0.0.1", port=8765 if port is None else port, token=token)

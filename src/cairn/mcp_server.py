@@ -11,11 +11,13 @@ Tools are plain functions, which the SDK runs on worker threads so that a slow r
 write waiting for the vault lock never stalls the event loop; ``Memory`` serialises its own calls.
 """
 
+import errno
 import hmac
 import inspect
 import json
 import os
 import secrets
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -512,13 +514,14 @@ def run_stdio_from_env() -> None:
 def load_or_create_token(home: Path) -> str:
     """The bearer token for the HTTP transport, kept in ``<home>/mcp-token`` (mode 0600).
 
-    Generated with ``secrets.token_urlsafe(32)`` on first use and reused afterwards.
+    Generated with ``secrets.token_urlsafe(32)`` on first use and reused afterwards, unless the
+    file is found readable by other users.
     """
     home = Path(home)
     path = home / TOKEN_FILE
-    token = _read_token(path)
-    if token:
-        return token
+    stored = _read_token(path)
+    if stored and not _exposed(path):
+        return stored
     home.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)
     tmp = home / f".{TOKEN_FILE}.{secrets.token_hex(4)}.tmp"
@@ -528,6 +531,9 @@ def load_or_create_token(home: Path) -> str:
             fh.write(token + "\n")
             fh.flush()
             os.fsync(fh.fileno())
+        if stored:  # an exposed token: replaced
+            os.replace(tmp, path)
+            return token
         try:
             os.link(tmp, path)  # fails if another process created the token first: use theirs
         except FileExistsError:
@@ -543,12 +549,24 @@ def load_or_create_token(home: Path) -> str:
 
 def _read_token(path: Path) -> str | None:
     try:
-        token = path.read_text(encoding="utf-8").strip()
+        return path.read_text(encoding="utf-8").strip() or None
     except FileNotFoundError:
         return None
-    if token and os.name == "posix" and path.stat().st_mode & 0o077:
-        path.chmod(0o600)  # a token readable by others is tightened, not trusted as is
-    return token or None
+
+
+def _exposed(path: Path) -> bool:
+    """True if other users could read the token file (it is made private now, and replaced).
+
+    Where modes cannot be set (a file system without them) the token is kept: a new one would
+    be just as readable.
+    """
+    if os.name != "posix" or not path.stat().st_mode & 0o077:
+        return False
+    path.chmod(0o600)
+    if path.stat().st_mode & 0o077:
+        return False
+    print(f"{path} was readable by other users: a new token replaces it.", file=sys.stderr)
+    return True
 
 
 class BearerAuth:
@@ -636,14 +654,42 @@ def serve_http(memory: Memory, host: str = "127.0.0.1", port: int = 8765, token:
     Args:
         memory: an open ``Memory``.
         host: interface to bind; loopback unless another host is given explicitly.
-        port: TCP port.
+        port: TCP port; 0 takes any free one (the banner names it).
         token: bearer token; default ``load_or_create_token(memory.home)``.
+
+    Raises:
+        InvalidInput: the address cannot be listened on (the port is taken, the host is not
+            this machine's); nothing has been printed then.
     """
     import uvicorn
 
     if token is None:
         token = load_or_create_token(memory.home)
     app = http_app(memory, token, host=host)
+    listener = listen(host, port)
+    port = listener.getsockname()[1]
     print(http_banner(host, port, token), file=sys.stderr, flush=True)
     print(f"\nVault: {memory.vault}\nIndex: {memory.index_path}\n", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    # Handed the socket already bound: the banner shows only an address that is really ours.
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (0: any free port), for ``serve_http``."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise InvalidInput(f"cannot listen on {where}: unknown host ({exc.strerror})") from exc
+    listener = socket.socket(family, kind, proto)
+    try:
+        if os.name == "posix":  # reuse a port a stopped server left in TIME_WAIT, as uvicorn does
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+    except OSError as exc:
+        listener.close()
+        hint = "; choose another with --port (0 takes any free one)" if exc.errno == errno.EADDRINUSE else ""
+        raise InvalidInput(f"cannot listen on {where}: {exc.strerror}{hint}") from exc
+    return listener
