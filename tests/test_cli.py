@@ -151,6 +151,27 @@ def test_terminal_output_uses_tables_and_keeps_brackets(env, monkeypatch):
     assert "[草稿]" in ok("list").stdout
 
 
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_terminal_tables_keep_every_column_at_any_width(env, monkeypatch, width):
+    long = ok_json(
+        "write", "A rather long English title about the database migration plan", "--type", "decision"
+    )
+    ok_json("write", "会议纪要：季度计划与预算评审", "--tag", "finance", "--body", "预算 120 万")
+    monkeypatch.setattr(cli, "_is_terminal", lambda: True)
+    monkeypatch.setenv("COLUMNS", str(width))
+    for args, headers, values in (
+        (["list"], ["title", "permalink", "type", "tags", "modified"], ["decision", "finance", "会议"]),
+        (["search", "预算"], ["title", "permalink", "scope", "path:line", "snippet"], ["会议", "user"]),
+    ):
+        lines = ok(*args).stdout.splitlines()
+        assert all(len(line) <= width for line in lines)
+        header = next(line for line in lines if "title" in line)
+        assert all(h in header for h in headers), header
+        assert all(v in "".join(lines) for v in values)
+    if width >= 200:  # room enough: ids are not broken across lines
+        assert long["permalink"] in ok("list").stdout
+
+
 def test_duplicate_write_refused_unless_overwrite(env):
     note = ok_json("write", "Prefs", "--body", "first")
     path = env.vault / note["path"]

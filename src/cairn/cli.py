@@ -479,18 +479,37 @@ def _read_body_file(source: str) -> str:
 # -- formatting -------------------------------------------------------------------------------
 
 
+# The fewest cells a column is narrowed to, so that on a narrow terminal every column stays visible.
+MIN_COLUMN_CELLS = 8
+
+
 def _rich_table(columns: list[str], rows: list[list[str]], *, keep: frozenset[str] = frozenset()) -> None:
-    """Print a table; columns named in ``keep`` (ids, paths, times) are never wrapped."""
+    """Print a table. Columns named in ``keep`` (ids, times) are not wrapped while the terminal
+    leaves the other columns ``MIN_COLUMN_CELLS`` each; on a narrower one they fold too, rather
+    than squeeze the others out of sight."""
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    console = Console()
+    widths = [
+        max(cell_len(line) for text in (column, *(row[i] for row in rows)) for line in text.split("\n"))
+        for i, column in enumerate(columns)
+    ]
+    least = [min(width, MIN_COLUMN_CELLS) for width in widths]
+    borders = 3 * len(columns) + 1
+    kept = {i for i, column in enumerate(columns) if column in keep}
+    if sum(widths[i] if i in kept else least[i] for i in range(len(columns))) + borders > console.width:
+        kept = set()
     table = Table()
-    for column in columns:
-        table.add_column(column, no_wrap=column in keep, overflow="fold")
+    for i, column in enumerate(columns):
+        table.add_column(
+            column, no_wrap=i in kept, overflow="fold", min_width=None if i in kept else least[i]
+        )
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
-    Console().print(table)
+    console.print(table)
 
 
 def _short_time(iso: str) -> str:
