@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -89,6 +90,22 @@ def test_a_title_differing_only_in_case_width_or_form_is_the_same_note(
     assert replaced.path == note.path and replaced.permalink == note.permalink
     assert [p.relative_to(vault).as_posix() for p in vault.rglob("*.md")] == [note.path]
     assert [o.content for o in memory.read(second).observations] == ["two"]
+
+
+@pytest.mark.parametrize(
+    "frontmatter_title",
+    ['"Weekly\\tplan"', '"Weekly\\nplan"', "|-\n  Weekly\n  plan", '"Weekly\\u3000 plan "'],
+)
+def test_a_hand_written_title_is_kept_on_one_line(
+    memory: Memory, vault: Path, frontmatter_title: str
+) -> None:
+    path = vault / "user" / "weekly.md"
+    path.write_text(f"---\ntitle: {frontmatter_title}\n---\n\n- [todo] buy milk\n", encoding="utf-8")
+    before = path.read_bytes()
+    assert memory.read("Weekly plan").title == "Weekly plan"
+    assert [n.title for n in memory.list()] == ["Weekly plan"]
+    assert [h.title for h in memory.search("milk")] == ["Weekly plan"]
+    assert path.read_bytes() == before  # read as one line, not rewritten
 
 
 @pytest.mark.parametrize("title", ["../../etc/passwd", "/etc/passwd", "..", "a/../../b", "C:\\Windows\\x"])
@@ -318,7 +335,9 @@ def test_a_file_name_that_is_not_utf8_is_passed_over(memory: Memory, vault: Path
         handle.write(b"- [fact] goodword in latin-1 name\n")
     assert [h.title for h in memory.search("goodword")] == ["Good"]
     assert [n.title for n in memory.list()] == ["Good"]
-    assert memory.doctor().damaged == ()
+    (named,) = memory.doctor().damaged  # not indexed, but not hidden from the one who can rename it
+    assert named.path == "user/caf\\xe9.md" and "not UTF-8" in named.error
+    assert "caf\\\\xe9.md" in json.dumps(memory.doctor().to_dict())  # shown escaped, in any face
 
 
 def test_a_file_with_another_extension_is_not_taken_for_a_notes_twin(memory: Memory, vault: Path) -> None:

@@ -30,7 +30,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"19/stem={tokenize.STEMMER}"
+SCHEMA_VERSION = f"20/stem={tokenize.STEMMER}"
 WAL_SIZE_LIMIT = 1 << 20  # bytes
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.

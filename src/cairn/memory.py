@@ -859,17 +859,29 @@ class Memory:
 
     @_mends_index
     def doctor(self) -> DoctorReport:
-        """Damaged files (with the reason), duplicate permalinks, unresolved relations, trash size,
-        in the scopes this caller may touch."""
+        """Damaged files (with the reason; also files whose names are not UTF-8, which are not
+        indexed), duplicate permalinks, unresolved relations, trash size, in the scopes this caller
+        may touch."""
         with self._lock:
             self._sync()
             trashes = [self.vault / scope_folder(scope) / ".trash" for scope in self.allow_scopes]
             trashed = sum(1 for trash in trashes if trash.is_dir() for _ in trash.rglob("*.md"))
+            damaged = [Damaged(path, error) for path, error in self._index.damaged(self.allow_scopes)]
+            # Files the index never holds: a name that is not UTF-8 can be neither stored nor shown
+            # as it is, so the scan passes it over; named here with its bytes escaped.
+            damaged += [
+                Damaged(
+                    path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
+                    "the file name is not UTF-8, so the note is not indexed: rename the file",
+                )
+                for path in sorted(scan_notes(self.vault))
+                if not utf8_name(path) and folder_scope(path.partition("/")[0]) in self.allow_scopes
+            ]
             return DoctorReport(
                 vault=str(self.vault),
                 index=str(self.index_path),
                 notes=self._index.count(self.allow_scopes),
-                damaged=tuple(Damaged(path, error) for path, error in self._index.damaged(self.allow_scopes)),
+                damaged=tuple(damaged),
                 duplicate_permalinks=tuple(self._index.duplicate_permalinks(self.allow_scopes)),
                 unresolved_relations=self._index.unresolved_count(self.allow_scopes),
                 trashed=trashed,

@@ -69,7 +69,13 @@ def load_note(
     scope, _folder = split_path(path)
     fm = doc.frontmatter
     stem = PurePosixPath(path).stem
-    title = _text(fm.get("title")) or doc.title_heading or stem
+    # On one line, as write() keeps titles: a tab or line break typed into front matter would
+    # break every list and table a title is shown in.
+    title = (
+        " ".join((_text(fm.get("title")) or "").split())
+        or " ".join((doc.title_heading or "").split())
+        or stem
+    )
     permalink = nfc((_text(fm.get("permalink")) or "").strip()) or derived_permalink(path, title)
     fallback_time = (
         datetime.fromtimestamp(mtime_ns / 1e9, tz).replace(microsecond=0).isoformat() if mtime_ns else ""
@@ -77,7 +83,7 @@ def load_note(
     sensitivity = _text(fm.get("sensitivity")) or "normal"
     return Note(
         permalink=permalink.strip(),
-        title=title.strip(),
+        title=title,
         type=_text(fm.get("type")) or "note",
         tags=_as_tags(fm.get("tags")),
         scope=scope,
