@@ -92,6 +92,18 @@ def test_a_title_differing_only_in_case_width_or_form_is_the_same_note(
     assert [o.content for o in memory.read(second).observations] == ["two"]
 
 
+def test_a_hand_made_file_is_a_twin_by_its_name_whatever_its_title(memory: Memory, vault: Path) -> None:
+    (vault / "user" / "projects").mkdir(parents=True)
+    made = vault / "user" / "projects" / "python.md"
+    made.write_text("---\ntitle: Snake handling\n---\n\n- [fact] venomous\n", encoding="utf-8")
+    with pytest.raises(AlreadyExists, match="python.md"):
+        memory.write("Python", folder="projects", observations=["[fact] a language"])
+    assert made.read_text(encoding="utf-8").endswith("- [fact] venomous\n")
+    memory.write("Python", folder="PROJECTS", observations=["[fact] a language"], overwrite=True)
+    assert [p.relative_to(vault).as_posix() for p in vault.rglob("*.md")] == ["user/projects/python.md"]
+    assert [o.content for o in memory.read("Python").observations] == ["a language"]
+
+
 @pytest.mark.parametrize(
     "frontmatter_title",
     ['"Weekly\\tplan"', '"Weekly\\nplan"', "|-\n  Weekly\n  plan", '"Weekly\\u3000 plan "'],

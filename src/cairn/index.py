@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence, Sized
 from contextlib import contextmanager, suppress
@@ -30,7 +31,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"20/stem={tokenize.STEMMER}"
+SCHEMA_VERSION = f"21/stem={tokenize.STEMMER}"
 WAL_SIZE_LIMIT = 1 << 20  # bytes
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
@@ -48,6 +49,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE notes (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
+    path_hash INTEGER NOT NULL,  -- path_hash(path): finds the file a new one would be a twin of
     scope TEXT NOT NULL,
     folder TEXT NOT NULL,
     size INTEGER NOT NULL,
@@ -86,6 +88,7 @@ CREATE INDEX notes_title ON notes (scope, title_key);
 CREATE INDEX notes_modified ON notes (modified_ts);
 -- Every refresh that changed something reports the damaged files: keep that from scanning the table.
 CREATE INDEX notes_damaged ON notes (path) WHERE error IS NOT NULL;
+CREATE INDEX notes_path_hash ON notes (path_hash);
 CREATE TABLE note_tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX note_tags_tag ON note_tags (tag, note_id);
 CREATE INDEX note_tags_note ON note_tags (note_id);
@@ -496,6 +499,18 @@ class Index:
         )
         return [NoteKey(*r) for r in self.db.execute(sql, params)]
 
+    def twin_path(self, path: str) -> str | None:
+        """The file (a note, or a damaged one) whose path differs from ``path`` only in case, width
+        or Unicode form: one file on a case-insensitive drive, and two notes no title could tell
+        apart. None if there is none, or ``path`` itself is indexed."""
+        wanted = key(path)
+        twins = [
+            found
+            for (found,) in self.db.execute("SELECT path FROM notes WHERE path_hash = ?", (path_hash(path),))
+            if key(found) == wanted
+        ]
+        return None if path in twins else min(twins, default=None)
+
     def row_by_path(self, path: str) -> Row | None:
         rows = self._rows(f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.path = ?", [path])
         return rows[0] if rows else None
@@ -828,6 +843,7 @@ class Batch:
         head = (
             kept_id,
             record.path,
+            path_hash(record.path),
             record.scope,
             record.folder,
             record.size,
@@ -836,15 +852,16 @@ class Batch:
         )
         if record.error is not None:
             self.db.execute(
-                "INSERT INTO notes (id, path, scope, folder, size, mtime_ns, hash, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO notes (id, path, path_hash, scope, folder, size, mtime_ns, hash, error)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*head, record.error),
             )
             return
         self.db.execute(
-            "INSERT INTO notes (id, path, scope, folder, size, mtime_ns, hash, permalink, title, title_key, type,"
-            " tags, created, modified, created_ts, modified_ts, origin, sensitivity, frontmatter, expires_ts,"
-            " claim_key, claim_value)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO notes (id, path, path_hash, scope, folder, size, mtime_ns, hash, permalink, title,"
+            " title_key, type, tags, created, modified, created_ts, modified_ts, origin, sensitivity,"
+            " frontmatter, expires_ts, claim_key, claim_value)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*head, *record.columns),
         )
         note_id = self.db.last_insert_rowid()
@@ -938,6 +955,12 @@ class Batch:
             )
         self.docs.clear()
         self.private.clear()
+
+
+def path_hash(path: str) -> int:
+    """A small number for ``path`` that its twins (``twin_path``) share: its key's CRC-32. Indexed
+    in 4 bytes a note, where the key itself would take the length of the path twice."""
+    return zlib.crc32(key(path).encode("utf-8"))
 
 
 def _marks(values: Sized) -> str:

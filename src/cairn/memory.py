@@ -288,10 +288,11 @@ class Memory:
         with self._writing():
             path = self.vault / rel
             _check_inside(self.vault, rel)
-            if not path.exists() and (twin := _name_twin(path)) is not None:
+            if not path.exists() and (twin := self._index.twin_path(rel)) is not None:
                 # "python.md" beside "Python.md" would be one file on a case-insensitive drive
                 # (macOS, Windows, most cloud folders), and two notes no title can tell apart.
-                path, rel = twin, twin.relative_to(self.vault).as_posix()
+                # Looked up in the index (just synced), not by listing a folder of 10k notes.
+                path, rel = self.vault / twin, twin
             old: Note | None = None
             if path.exists():
                 old = self._load(rel)  # raises DamagedNote: a broken file is never overwritten
@@ -1285,27 +1286,17 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
     return scored
 
 
-def _spelled_on_disk(directory: Path, name: str, *, folder: bool) -> str | None:
-    """The name of an entry of ``directory`` that differs from ``name`` only in case, width or
-    Unicode form: a folder, or a note (a regular ``.md`` file, as the scan takes them). macOS
-    writes names decomposed, and two such names are one on a case-insensitive drive."""
+def _folder_on_disk(directory: Path, name: str) -> str | None:
+    """The name of a folder in ``directory`` that differs from ``name`` only in case, width or
+    Unicode form: macOS writes names decomposed, and two such names are one on a
+    case-insensitive drive."""
     wanted = records.key(name)
     with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(directory) as entries:
         for entry in entries:
             found = entry.name
-            if folder:
-                kind = entry.is_dir(follow_symlinks=False)
-            else:
-                kind = found.endswith(".md") and entry.is_file(follow_symlinks=False)
-            if kind and utf8_name(found) and records.key(found) == wanted:
+            if entry.is_dir(follow_symlinks=False) and utf8_name(found) and records.key(found) == wanted:
                 return found
     return None
-
-
-def _name_twin(path: Path) -> Path | None:
-    """A note beside ``path`` whose name differs from it only in case, width or Unicode form."""
-    found = _spelled_on_disk(path.parent, path.name, folder=False)
-    return path.parent / found if found else None
 
 
 def _as_spelled(base: Path, folder: str) -> str:
@@ -1314,7 +1305,7 @@ def _as_spelled(base: Path, folder: str) -> str:
     for part in folder.split("/"):
         current = base.joinpath(*parts)
         if not (current / part).is_dir():
-            part = _spelled_on_disk(current, part, folder=True) or part
+            part = _folder_on_disk(current, part) or part
         parts.append(part)
     return "/".join(parts)
 
