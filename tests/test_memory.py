@@ -348,6 +348,7 @@ def test_a_file_name_that_is_not_utf8_is_passed_over(memory: Memory, vault: Path
     assert [h.title for h in memory.search("goodword")] == ["Good"]
     assert [n.title for n in memory.list()] == ["Good"]
     (named,) = memory.doctor().damaged  # not indexed, but not hidden from the one who can rename it
+    assert memory.refresh().skipped == (named,)  # each full look names it again
     assert named.path == "user/caf\\xe9.md" and "not UTF-8" in named.error
     assert "caf\\\\xe9.md" in json.dumps(memory.doctor().to_dict())  # shown escaped, in any face
 

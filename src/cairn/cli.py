@@ -902,9 +902,12 @@ def _print_refresh(report: Any) -> None:
     _emit(
         f"scanned {report.scanned}: {report.added} added, {report.updated} updated, "
         f"{report.removed} removed, {report.unchanged} unchanged, {len(report.damaged)} damaged"
+        + (f", {len(report.skipped)} passed over" if report.skipped else "")
     )
     for damaged in report.damaged:
         _emit(f"damaged: {damaged.path}: {damaged.error}", err=True)
+    for skipped in report.skipped:
+        _emit(f"passed over: {skipped.path}: {skipped.error}", err=True)
 
 
 @app.command(cls=_Command)

@@ -864,25 +864,15 @@ class Memory:
         indexed), duplicate permalinks, unresolved relations, trash size, in the scopes this caller
         may touch."""
         with self._lock:
-            self._sync()
+            skipped = self._sync(full=True).skipped  # a full scan: every file passed over
             trashes = [self.vault / scope_folder(scope) / ".trash" for scope in self.allow_scopes]
             trashed = sum(1 for trash in trashes if trash.is_dir() for _ in trash.rglob("*.md"))
             damaged = [Damaged(path, error) for path, error in self._index.damaged(self.allow_scopes)]
-            # Files the index never holds: a name that is not UTF-8 can be neither stored nor shown
-            # as it is, so the scan passes it over; named here with its bytes escaped.
-            damaged += [
-                Damaged(
-                    path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
-                    "the file name is not UTF-8, so the note is not indexed: rename the file",
-                )
-                for path in sorted(scan_notes(self.vault))
-                if not utf8_name(path) and folder_scope(path.partition("/")[0]) in self.allow_scopes
-            ]
             return DoctorReport(
                 vault=str(self.vault),
                 index=str(self.index_path),
                 notes=self._index.count(self.allow_scopes),
-                damaged=tuple(damaged),
+                damaged=(*damaged, *skipped),
                 duplicate_permalinks=tuple(self._index.duplicate_permalinks(self.allow_scopes)),
                 unresolved_relations=self._index.unresolved_count(self.allow_scopes),
                 trashed=trashed,
@@ -959,12 +949,17 @@ class Memory:
             seen, removed = self._stat_paths(notices)
         known = self._stamps.get
         changed = sorted(path for path, stamp in seen.items() if known(path) != stamp)
-        if changed and not all(map(utf8_name, changed)):  # checked here, on the few changed paths
-            seen = {path: stamp for path, stamp in seen.items() if utf8_name(path)}
+        # A name that is not UTF-8 can be neither stored nor shown as it is: never indexed, such a
+        # file is "changed" at every look, so checking only changed paths finds every one.
+        unnamed = [path for path in changed if not utf8_name(path)]
+        if unnamed:
+            for path in unnamed:
+                del seen[path]
             changed = [path for path in changed if utf8_name(path)]
+        skipped = tuple(_unnamed_file(path) for path in unnamed if self._in_allowed_scope(path))
         unchanged = len(seen) - len(changed)
         if not changed and not removed:
-            return RefreshReport(scanned=len(seen), unchanged=unchanged)
+            return RefreshReport(scanned=len(seen), unchanged=unchanged, skipped=skipped)
         added = updated = 0
         work = [
             (st, _trusted_mtime(st), self._digests.get(st.path))
@@ -995,7 +990,10 @@ class Memory:
         if added + updated + len(removed) >= CHECKPOINT_AFTER:
             self._index.checkpoint()
         damaged = tuple(Damaged(p, e) for p, e in self._index.damaged(self.allow_scopes))
-        return RefreshReport(len(seen), added, updated, len(removed), unchanged, damaged)
+        return RefreshReport(len(seen), added, updated, len(removed), unchanged, damaged, skipped)
+
+    def _in_allowed_scope(self, path: str) -> bool:
+        return folder_scope(path.partition("/")[0]) in self.allow_scopes
 
     def _forget(self, path: str) -> None:
         self._stamps.pop(path, None)
@@ -1308,6 +1306,12 @@ def _as_spelled(base: Path, folder: str) -> str:
             part = _folder_on_disk(current, part) or part
         parts.append(part)
     return "/".join(parts)
+
+
+def _unnamed_file(path: str) -> Damaged:
+    """A file whose name is not UTF-8, named with its bytes escaped (``caf\\xe9.md``)."""
+    shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return Damaged(shown, "the file name is not UTF-8, so the note is not indexed: rename the file")
 
 
 def _check_inside(vault: Path, rel: str) -> None:

@@ -221,6 +221,8 @@ class RefreshReport:
     removed: int = 0
     unchanged: int = 0
     damaged: tuple[Damaged, ...] = ()
+    # Files this refresh saw and could not index at all (a name that is not UTF-8), with the reason.
+    skipped: tuple[Damaged, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -230,6 +232,7 @@ class RefreshReport:
             "removed": self.removed,
             "unchanged": self.unchanged,
             "damaged": [d.to_dict() for d in self.damaged],
+            "skipped": [d.to_dict() for d in self.skipped],
         }
 
 
