@@ -516,7 +516,7 @@ def test_serve_calls_the_mcp_module(env, monkeypatch):
     calls: list[tuple] = []
     fake = types.ModuleType("cairn.mcp_server")
     fake.serve_stdio = lambda memory: calls.append(("stdio", memory.vault, memory.scope, memory.allow_scopes))  # type: ignore[attr-defined]
-    fake.serve_http = lambda memory, host, port, token=None: calls.append(("http", host, port, token))  # type: ignore[attr-defined]
+    fake.serve_http = lambda memory, token=None, **address: calls.append(("http", address, token))  # type: ignore[attr-defined]
     fake.load_or_create_token = lambda home: calls.append(("token", Path(home))) or "tok-123"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "cairn.mcp_server", fake)
     monkeypatch.setattr(cairn, "mcp_server", fake, raising=False)
@@ -540,7 +540,10 @@ def test_serve_calls_the_mcp_module(env, monkeypatch):
     assert "no scope given" in failed("search", "x", "--scopes", "", code=2).stderr
     ok("serve", "--http", "--port", "9999")
     assert calls[0][0] == "token" and calls[0][1].resolve() == env.home.resolve()
-    assert calls[1] == ("http", "127.0.0.1", 9999, "tok-123")
+    assert calls[1] == ("http", {"port": 9999}, "tok-123")  # what was not given is serve_http's default
+    calls.clear()
+    ok("serve", "--http", "--host", "0.0.0.0")
+    assert calls[1] == ("http", {"host": "0.0.0.0"}, "tok-123")
 
 
 def test_serve_refuses_an_address_it_cannot_use_before_printing_the_token(env) -> None:

@@ -362,6 +362,14 @@ async def test_stdio_server_round_trip(tmp_path: Path) -> None:
     assert list((tmp_path / "vault").rglob("*.md")), "the note was written to CAIRN_VAULT"
 
 
+def _accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+    except OSError:
+        return False
+    return True
+
+
 @pytest.fixture
 def http_server(tmp_path: Path):
     """``serve_http`` in a child process on a port it picks (``port=0``); yields (url, token,
@@ -382,20 +390,12 @@ def http_server(tmp_path: Path):
     try:
         deadline = time.monotonic() + 20
         port = None
-        while True:
+        while port is None or not _accepts(port):
             assert proc.poll() is None, log.read_text(encoding="utf-8")
             assert time.monotonic() < deadline, "server did not start"
-            if port is None and (
-                found := re.search(r"URL: +http://127\.0\.0\.1:(\d+)/mcp", log.read_text("utf-8"))
-            ):
+            if found := re.search(r"URL: +http://127\.0\.0\.1:(\d+)/mcp", log.read_text("utf-8")):
                 port = int(found[1])
                 assert port != 0
-            try:
-                if port is not None:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-            except OSError:
-                pass
             time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp", token, log
     finally:

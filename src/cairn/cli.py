@@ -1079,9 +1079,10 @@ def serve(
     as_json = _want_json(ctx, json_out)
     with _guard(as_json):
         allowed = _scopes(allow_scope)
-        given = [option for option, value in (("--host", host), ("--port", port)) if value is not None]
-        if given and not http:
-            raise InvalidInput(f"{' and '.join(given)} apply to --http only; stdio has no address")
+        address = {name: value for name, value in (("host", host), ("port", port)) if value is not None}
+        if address and not http:
+            given = " and ".join(f"--{name}" for name in address)
+            raise InvalidInput(f"{given} apply to --http only; stdio has no address")
     with _memory(ctx, as_json, allow_scopes=allowed, watch=True) as mem:
         from . import mcp_server
 
@@ -1090,4 +1091,4 @@ def serve(
             mcp_server.serve_stdio(mem)
             return
         token = mcp_server.load_or_create_token(mem.home)
-        mcp_server.serve_http(mem, host=host or "127.0.0.1", port=8765 if port is None else port, token=token)
+        mcp_server.serve_http(mem, token=token, **address)  # serve_http's defaults for the rest

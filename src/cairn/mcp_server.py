@@ -605,9 +605,11 @@ def http_app(memory: Memory, token: str, *, host: str = "127.0.0.1") -> ASGIApp:
 
 def _url(host: str, port: int) -> str:
     shown = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
-    if ":" in shown:
-        shown = f"[{shown}]"
-    return f"http://{shown}:{port}/mcp"
+    return f"http://{_address(shown, port)}/mcp"
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # an IPv6 host in brackets
 
 
 def _cairn_command() -> str:
@@ -666,7 +668,7 @@ def serve_http(memory: Memory, host: str = "127.0.0.1", port: int = 8765, token:
     if token is None:
         token = load_or_create_token(memory.home)
     app = http_app(memory, token, host=host)
-    listener = listen(host, port)
+    listener = _listen(host, port)
     port = listener.getsockname()[1]
     print(http_banner(host, port, token), file=sys.stderr, flush=True)
     print(f"\nVault: {memory.vault}\nIndex: {memory.index_path}\n", file=sys.stderr, flush=True)
@@ -674,9 +676,9 @@ def serve_http(memory: Memory, host: str = "127.0.0.1", port: int = 8765, token:
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
 
 
-def listen(host: str, port: int) -> socket.socket:
+def _listen(host: str, port: int) -> socket.socket:
     """A TCP socket bound to ``host``:``port`` (0: any free port), for ``serve_http``."""
-    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    where = _address(host, port)
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
