@@ -641,7 +641,8 @@ class Index:
         if self._second is None:
             self._second = apsw.Connection(str(self.path))
             self._second.execute("PRAGMA busy_timeout=10000")
-        upper: list[Any] = []
+        upper: list[tuple[int, float]] = []
+        failed: list[BaseException] = []  # raised here, in the caller's thread
 
         def rank_upper() -> None:
             try:
@@ -650,8 +651,8 @@ class Index:
                         f"{sql} AND rowid >= ? ORDER BY score LIMIT ?", (match, middle, count)
                     ).fetchall()
                 )
-            except BaseException as exc:  # handed to the caller, which raises it
-                upper.append(exc)
+            except BaseException as exc:
+                failed.append(exc)
 
         # A thread for this query alone, not a pool: a process with a thread left running is
         # never forked to read files (``records.read_records``).
@@ -663,8 +664,8 @@ class Index:
             ).fetchall()
         finally:
             helper.join()
-        if upper and isinstance(upper[-1], BaseException):
-            raise upper[-1]
+        if failed:
+            raise failed[0]
         return sorted(lower + upper, key=lambda pair: pair[1])[:count]
 
     def _search_notes_filtered(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, float]]:

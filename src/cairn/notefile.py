@@ -82,7 +82,7 @@ def load_note(
     )
     sensitivity = _text(fm.get("sensitivity")) or "normal"
     return Note(
-        permalink=permalink.strip(),
+        permalink=permalink,
         title=title,
         type=_text(fm.get("type")) or "note",
         tags=_as_tags(fm.get("tags")),
