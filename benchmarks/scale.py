@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +30,7 @@ CLI = REPO / ".venv" / "bin" / "cairn"
 SEED = 20261130
 EDIT_ROUNDS = 7
 EDIT_ROUNDS_LONG = 10  # rounds of n/100 hand edits, for the index size after use
+WRITES = 50
 
 
 def _timed(fn: Callable[[], object]) -> tuple[float, object]:
@@ -151,6 +153,7 @@ def _check(value: float, target: float | None, unit: str = "s") -> str:
 
 def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budget_s: float = 60.0) -> str:
     from cairn import Memory
+    from cairn.vault import atomic_write
 
     rows: list[list[str]] = []
     notes_out: list[str] = []
@@ -349,6 +352,34 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
                 f"vault {vault_after / 1e6:.1f} MB; the index above {index_bytes / 1e6:.1f} MB",
                 f"{grown_bytes / vault_after:.2f}x vault",
                 _check(grown_bytes / vault_after, TARGETS_10K["index_ratio"], "x"),
+            ]
+        )
+        # An agent writing as it works, into the fullest folder: a governed write (checks, front
+        # matter, twin lookup, index) against the bare atomic write of the same bytes.
+        folder, in_folder = Counter(note.path.parent for note in notes).most_common(1)[0]
+        with Memory.open(vault, home=home) as writer:
+            writes = [
+                _timed(
+                    lambda i=i: writer.write(
+                        f"Benchmark write {i} 写入测试",
+                        folder="/".join(folder.parts[1:]) or None,  # below the scope folder
+                        observations=[f"[fact] written while working, number {i} #bench"],
+                    )
+                )
+                for i in range(WRITES)
+            ]
+        times, written = [t for t, _ in writes], writes[-1][1]
+        data = (vault / written.path).read_bytes()  # type: ignore[attr-defined]
+        scratch = vault / folder / "floor-scratch.md"
+        floor = [_timed(lambda: atomic_write(scratch, data))[0] for _ in range(WRITES)]
+        scratch.unlink()
+        rows.append(
+            [
+                f"write a new note into a folder of {in_folder:,} ({len(times)} writes)",
+                _lat(times),
+                f"atomic write of the same bytes p50 {_ms(percentile(floor, 50))}",
+                f"{percentile(times, 50) / percentile(floor, 50):.1f}x floor",
+                "—",
             ]
         )
         peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
