@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cairn import InvalidInput, Memory, ranking
+from cairn import memory as memory_module
 
 
 @pytest.fixture
@@ -219,6 +220,57 @@ def test_related_is_one_hop_both_ways(memory: Memory) -> None:
     ]
     other = next(h for h in memory.search("周二") if h.title == "数据结构")
     assert [(r.target, r.direction) for r in other.related] == [("课表", "in")]
+
+
+def test_a_note_linked_to_a_hit_is_found_though_it_holds_no_query_word(filled: Memory) -> None:
+    filled.write(
+        "事故复盘：618优惠券超发",
+        type="incident",
+        observations=["[fact] 优惠券超发三千张，当晚回收"],
+        relations=["discovered_by [[黄嘉怡]]"],
+    )
+    filled.write("黄嘉怡", type="person", observations=["[role] 数据分析师，负责看板"])
+
+    hits = filled.search("优惠券超发是谁发现的")
+    assert titles(hits)[:2] == ["事故复盘：618优惠券超发", "黄嘉怡"]
+    incident, person = hits[:2]
+    # The person holds none of the words: all it has is a share of the note that names it.
+    assert person.coverage == 0.0
+    assert person.score == pytest.approx(memory_module.LINK_SHARE * incident.score)
+    # Filters hold for linked notes as for any other.
+    assert titles(filled.search("优惠券超发是谁发现的", type="incident")) == ["事故复盘：618优惠券超发"]
+
+
+def test_a_note_linking_to_a_hit_is_found_too_and_only_if_visible(filled: Memory) -> None:
+    filled.write("Thermos SKU-3301", observations=["[fact] stock is low before the sale"])
+    filled.write(
+        "Supplier: Hongda cups",
+        observations=["[fact] ships from Yongkang"],
+        relations=["supplies [[Thermos SKU-3301]]"],
+    )
+    filled.write(
+        "Private supplier",
+        sensitivity="sensitive",
+        observations=["[fact] cash only"],
+        relations=["supplies [[Thermos SKU-3301]]"],
+    )
+    # The suppliers' links name the product, not its stock.
+    assert titles(filled.search("stock low")) == ["Thermos SKU-3301", "Supplier: Hongda cups"]
+    shown = titles(filled.search("stock low", include_sensitive=True))
+    assert shown[0] == "Thermos SKU-3301" and set(shown[1:]) == {"Supplier: Hongda cups", "Private supplier"}
+
+
+def test_a_linked_hit_keeps_its_own_score_and_gains_a_share(memory: Memory) -> None:
+    memory.write("Garden plan", observations=["[plan] plant tomatoes in May"], relations=["uses [[Seeds]]"])
+    memory.write("Seeds", observations=["[fact] tomatoes from the market"])
+    memory.write("Mulch", observations=["[fact] tomatoes from the garden"])  # as long, not linked
+    score = {h.title: h.score for h in memory.search("plant tomatoes")}
+    share = memory_module.LINK_SHARE
+    # Seeds and Mulch score alike on their own words; the link goes both ways, so the plan's
+    # score shown holds a share of Seeds' own score too.
+    plan_own = score["Garden plan"] - share * score["Mulch"]
+    assert score["Seeds"] == pytest.approx(score["Mulch"] + share * plan_own)
+    assert score["Seeds"] > score["Mulch"]
 
 
 def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:

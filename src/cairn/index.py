@@ -465,6 +465,35 @@ class Index:
             )
         )
 
+    def keys_by_permalinks(
+        self, filters: Filters, permalinks: Sequence[str]
+    ) -> list[tuple[int, str, str, float | None, str]]:
+        """(id, scope, permalink, modified_ts, path) of the notes holding any of ``permalinks``,
+        among those ``filters`` let through: what ranking needs before whole rows are read.
+        Looked up by scope and permalink; the filter's own scope test never drives the query."""
+        where, params = filters.sql()
+        keys: list[tuple[int, str, str, float | None, str]] = []
+        for chunk in _chunks(permalinks):
+            keys += self.db.execute(
+                f"SELECT n.id, n.scope, n.permalink, n.modified_ts, n.path FROM notes n WHERE {where}"
+                f" AND n.scope IN ({_marks(filters.scopes)}) AND n.permalink IN ({_marks(chunk)})",
+                [*params, *filters.scopes, *chunk],
+            ).fetchall()
+        return keys
+
+    def rows_by_ids(self, note_ids: Sequence[int]) -> dict[int, Row]:
+        """The rows still in the index of ``note_ids``, by id."""
+        rows: dict[int, Row] = {}
+        for start in range(0, len(note_ids), 10_000):
+            chunk = list(note_ids[start : start + 10_000])
+            rows |= {
+                r.id: r
+                for r in self._rows(
+                    f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.id IN ({_marks(chunk)})", chunk
+                )
+            }
+        return rows
+
     def rows_by_glob(self, visible: Filters, pattern: str, limit: int) -> list[Row]:
         """Notes whose permalink matches a GLOB ``pattern``, among those ``visible`` lets through."""
         where, params = visible.sql()
@@ -563,7 +592,12 @@ class Index:
         return self._rows(sql, params)
 
     def search_notes(
-        self, terms: Sequence[str], filters: Filters, limit: int, stats: TermStats | None = None
+        self,
+        terms: Sequence[str],
+        filters: Filters,
+        limit: int,
+        stats: TermStats | None = None,
+        seen: dict[int, float] | None = None,
     ) -> list[tuple[Row, float]]:
         """The ``limit`` best notes holding any of ``terms`` (from ``search_terms``): BM25
         (field-weighted), then newest, then permalink and path.
@@ -571,7 +605,8 @@ class Index:
         A term in half the notes or more has no weight in BM25 (FTS5 gives it an IDF of 1e-6),
         yet FTS5 would score every note that holds it. So it is left out of the query while
         other terms find ``limit`` notes: the notes holding only such terms would all come
-        after those anyway. ``stats``: ``term_stats(terms)``, if the caller has it.
+        after those anyway. ``stats``: ``term_stats(terms)``, if the caller has it. ``seen``, if
+        given, receives the score of every note ranked on the way (the hits and a few after them).
         """
         full = match_expression(terms)
         if full is None:
@@ -583,17 +618,24 @@ class Index:
         weighted = [t for t in terms if 2 * held.get(t, 0) < stats.notes]
         if weighted and len(weighted) < len(terms):
             matches = max(held.get(t, 0) for t in weighted)
-            ranked = self._ranked(match_expression(weighted) or full, filters, limit, matches)
+            ranked = self._ranked(match_expression(weighted) or full, filters, limit, matches, seen)
             if len(ranked) >= limit:
                 return ranked
-        return self._ranked(full, filters, limit, max(held.get(t, 0) for t in terms))
+            if seen is not None:
+                seen.clear()
+        return self._ranked(full, filters, limit, max(held.get(t, 0) for t in terms), seen)
 
-    def _ranked(self, match: str, filters: Filters, limit: int, matches: int) -> list[tuple[Row, float]]:
+    def _ranked(
+        self, match: str, filters: Filters, limit: int, matches: int, seen: dict[int, float] | None = None
+    ) -> list[tuple[Row, float]]:
         """``matches``: a floor for how many notes ``match`` finds (the most any one term is in)."""
         if not filters.include_sensitive:
             match = f"{_PUBLIC_COLUMNS} : ({match})"
         if filters.selective:
-            return self._search_notes_filtered(match, filters, limit)
+            found = self._search_notes_filtered(match, filters, limit)
+            if seen is not None:
+                seen.update((row.id, score) for row, score in found)
+            return found
         # Few notes fail the default filters, so rank in FTS5 alone and widen the window only
         # when the cut could hide a note that ranks (or ties) inside the limit.
         window = max(4 * limit, 64)
@@ -618,6 +660,8 @@ class Index:
                         kept,
                     )
                 }
+                if seen is not None:
+                    seen.update((k[0], -scores[k[0]]) for k in keys)
                 # A note another process removed between these reads is left out, not an error.
                 return [(rows[i], -scores[i]) for i in kept if i in rows]
             window *= 4
