@@ -18,7 +18,7 @@ import os
 import threading
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Sequence, Sized
+from collections.abc import Container, Iterator, Sequence, Sized
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -544,13 +544,10 @@ class Index:
         rows = self._rows(f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.error IS NULL AND n.path = ?", [path])
         return rows[0] if rows else None
 
-    def permalinks(self, scope: str) -> set[str]:
-        return {
-            p
-            for (p,) in self.db.execute(
-                "SELECT permalink FROM notes WHERE scope = ? AND error IS NULL", (scope,)
-            )
-        }
+    def permalinks(self, scope: str) -> Container[str]:
+        """The permalinks a note in ``scope`` holds, asked one at a time through the index: a
+        write needs a few lookups, and reading a 100,000-note scope's set cost 0.2 s a write."""
+        return _Permalinks(self.db, scope)
 
     # The vault-wide reports below cover only the scopes a caller may see: a file's path is made
     # from its note's title.
@@ -857,6 +854,20 @@ class Index:
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[Row]:
         return [Row.from_sql(r) for r in self.db.execute(sql, params)]
+
+
+class _Permalinks(Container[str]):
+    def __init__(self, db: apsw.Connection, scope: str) -> None:
+        self.db, self.scope = db, scope
+
+    def __contains__(self, permalink: object) -> bool:
+        return (
+            self.db.execute(
+                "SELECT 1 FROM notes WHERE scope = ? AND permalink = ? AND error IS NULL LIMIT 1",
+                (self.scope, permalink),
+            ).fetchone()
+            is not None
+        )
 
 
 class Batch:

@@ -8,6 +8,7 @@ import os
 import re
 import secrets
 import unicodedata
+from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -115,7 +116,7 @@ def slugify(title: str) -> str:
     return _truncate_utf8(slug, 60).strip("-") or "note"
 
 
-def make_permalink(title: str, scope: str, taken: set[str]) -> str:
+def make_permalink(title: str, scope: str, taken: Container[str]) -> str:
     """``{slug}-{4 hex}`` unique among ``taken``; the hex is derived, so retries are deterministic."""
     slug = slugify(title)
     for attempt in range(10_000):
