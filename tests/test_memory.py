@@ -235,6 +235,13 @@ def test_delete_moves_to_trash_and_restore_brings_back(memory: Memory, vault: Pa
         memory.restore("never-was-1234")
 
 
+def test_one_title_in_two_folders_gets_two_permalinks(memory: Memory) -> None:
+    first = memory.write("Weekly plan", folder="work", observations=["[plan] ship the release"])
+    second = memory.write("Weekly plan", folder="home", observations=["[plan] fix the bike"])
+    assert first.permalink != second.permalink
+    assert memory.read(second.permalink).path == second.path
+
+
 def test_restoring_a_note_whose_permalink_was_taken_meanwhile_gives_it_a_new_one(memory: Memory) -> None:
     old = memory.write("Victim", observations=["[fact] the first one"])
     memory.delete(old.permalink)

@@ -22,7 +22,7 @@ from collections.abc import Container, Iterator, Sequence, Sized
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import apsw
 
@@ -43,6 +43,7 @@ _PUBLIC_COLUMNS = "{title permalink tags body}"
 SPLIT_AFTER = 1500
 _WEIGHTS = ", ".join(str(w) for w in FIELD_WEIGHTS)
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+_V = TypeVar("_V")
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -482,16 +483,11 @@ class Index:
         return keys
 
     def rows_by_ids(self, note_ids: Sequence[int]) -> dict[int, Row]:
-        """The rows still in the index of ``note_ids``, by id."""
+        """The rows of ``note_ids`` still in the index, by id."""
         rows: dict[int, Row] = {}
-        for start in range(0, len(note_ids), 10_000):
-            chunk = list(note_ids[start : start + 10_000])
-            rows |= {
-                r.id: r
-                for r in self._rows(
-                    f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.id IN ({_marks(chunk)})", chunk
-                )
-            }
+        for chunk in _chunks(note_ids):
+            sql = f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.id IN ({_marks(chunk)})"
+            rows |= {r.id: r for r in self._rows(sql, chunk)}
         return rows
 
     def rows_by_glob(self, visible: Filters, pattern: str, limit: int) -> list[Row]:
@@ -646,17 +642,11 @@ class Index:
                 f"SELECT n.id, n.modified_ts, n.permalink, n.path FROM notes n WHERE n.id IN ({marks}) AND {where}",
                 [*scores, *params],
             ).fetchall()
-            keys.sort(key=lambda k: (scores[k[0]], -(k[1] or 0.0), k[2], k[3]))
+            keys.sort(key=lambda k: rank_order(-scores[k[0]], *k[1:]))
             exhausted = len(ranked) <= window
             if exhausted or (len(keys) >= limit and scores[keys[limit - 1][0]] < ranked[-1][1]):
                 kept = [k[0] for k in keys[:limit]]
-                rows = {
-                    r.id: r
-                    for r in self._rows(
-                        f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE n.id IN ({_marks(kept)})",
-                        kept,
-                    )
-                }
+                rows = self.rows_by_ids(kept)
                 if seen is not None:
                     seen.update((k[0], -scores[k[0]]) for k in keys)
                 # A note another process removed between these reads is left out, not an error.
@@ -857,6 +847,8 @@ class Index:
 
 
 class _Permalinks(Container[str]):
+    """``permalink in taken`` for one scope, answered by the (scope, permalink) index."""
+
     def __init__(self, db: apsw.Connection, scope: str) -> None:
         self.db, self.scope = db, scope
 
@@ -1024,7 +1016,13 @@ def _marks(values: Sized) -> str:
     return ",".join("?" * len(values))
 
 
-def _chunks(values: Sequence[str]) -> Iterator[list[str]]:
+def rank_order(score: float, modified_ts: float | None, permalink: str, path: str) -> tuple[Any, ...]:
+    """Sort key of a ranked note (``score``: higher is better): score, then newest, then
+    permalink and path, so that the same vault and query always give one order."""
+    return (-score, -(modified_ts or 0.0), permalink, path)
+
+
+def _chunks(values: Sequence[_V]) -> Iterator[list[_V]]:
     """``values`` in runs short enough to bind: SQLite takes at most 32,766 parameters."""
     for start in range(0, len(values), 10_000):
         yield list(values[start : start + 10_000])

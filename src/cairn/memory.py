@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 
-from . import lifecycle, ranking, records, tokenize
+from . import index, lifecycle, ranking, records, tokenize
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
 from .index import DAMAGED as DAMAGED_INDEX
 from .index import Filters, Index, NoteKey, Row, TermStats, prefix_terms, search_terms
@@ -593,40 +593,38 @@ class Memory:
             ),
             self._index.backlinks_of_many([r for r, _ in ranked], filters.visibility()),
         )
-        gained: dict[tuple[str, str], float] = {}
+        gained: dict[tuple[str, str], float] = {}  # (scope, permalink) -> its best share
         for row, score in ranked:
-            linked = [p for _, _, p in links.relations[row.id] if p] + [
-                p for *_, p in links.backlinks[row.id]
-            ]
+            gain = LINK_SHARE * score
+            if gain <= 0:
+                continue
+            linked = [p for *_, p in links.relations[row.id] if p] + [p for *_, p in links.backlinks[row.id]]
             for permalink in linked:
-                if permalink != row.permalink and LINK_SHARE * score > 0:
+                if permalink != row.permalink:
                     at = (row.scope, permalink)
-                    gained[at] = max(gained.get(at, 0.0), LINK_SHARE * score)
+                    gained[at] = max(gained.get(at, 0.0), gain)
         if not gained:
             return ranked, links
-        # id -> (score, then search_notes' tie-breaks: newest, permalink, path; the row if read)
-        entries: dict[int, tuple[float, float, str, str, Row | None]] = {
-            row.id: (
-                score + gained.get((row.scope, row.permalink), 0.0),
-                row.modified_ts or 0.0,
-                row.permalink,
-                row.path,
-                row,
-            )
-            for row, score in ranked
-        }
+        # Ranked on keys alone; whole rows are read only for the linked notes that make the cut.
+        scored: dict[int, tuple[float, Row | None, tuple[Any, ...]]] = {}
+        for row, score in ranked:
+            score += gained.get((row.scope, row.permalink), 0.0)
+            scored[row.id] = (score, row, index.rank_order(score, row.modified_ts, row.permalink, row.path))
         shown = {(row.scope, row.permalink) for row, _ in ranked}
-        wanted = sorted({at[1] for at in gained if at not in shown})
+        wanted = sorted({permalink for scope, permalink in gained if (scope, permalink) not in shown})
         for note_id, scope, permalink, modified, path in self._index.keys_by_permalinks(filters, wanted):
-            at = (scope, permalink)
-            if at in gained and at not in shown:
-                own = seen.get(note_id, 0.0)
-                entries.setdefault(note_id, (own + gained[at], modified or 0.0, permalink, path, None))
-        best = sorted(entries.items(), key=lambda e: (-e[1][0], -e[1][1], e[1][2], e[1][3]))[:limit]
-        unread = [i for i, e in best if e[4] is None]
+            if (scope, permalink) in gained and (scope, permalink) not in shown:
+                score = seen.get(note_id, 0.0) + gained[(scope, permalink)]
+                scored[note_id] = (score, None, index.rank_order(score, modified, permalink, path))
+        best = sorted(scored.items(), key=lambda item: item[1][2])[:limit]
+        unread = [note_id for note_id, (_, row, _) in best if row is None]
         read = self._index.rows_by_ids(unread) if unread else {}
         # A note another process removed meanwhile is left out, as in search_notes.
-        return [(e[4] or read[i], e[0]) for i, e in best if e[4] is not None or i in read], links
+        return [
+            (row if row is not None else read[note_id], score)
+            for note_id, (score, row, _) in best
+            if row is not None or note_id in read
+        ], links
 
     def _query_terms(self, query: str) -> tuple[list[str], TermStats]:
         """The query's terms, less the CJK seams between words (``tokenize.seams``), and how
