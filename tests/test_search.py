@@ -273,6 +273,24 @@ def test_a_linked_hit_keeps_its_own_score_and_gains_a_share(memory: Memory) -> N
     assert score["Seeds"] > score["Mulch"]
 
 
+def test_a_link_whose_type_the_query_names_passes_on_more_of_the_score(filled: Memory) -> None:
+    filled.write("Dr. Aydin", type="person", observations=["[role] general practitioner"])
+    filled.write("Aachen gym", type="place", observations=["[fact] open until ten"])  # first on a tie
+    filled.write(
+        "Physio for lower back",
+        observations=["[plan] six sessions, twice a week"],
+        relations=["prescribed_by [[Dr. Aydin]]", "near [[Aachen gym]]"],
+    )
+    hits = filled.search("who prescribed the physio")
+    assert titles(hits)[:3] == ["Physio for lower back", "Dr. Aydin", "Aachen gym"]
+    physio, doctor, gym = hits[:3]
+    share = memory_module.LINK_SHARE
+    # "near" names nothing asked: the bare share. "prescribed_by" holds one of the query's two
+    # terms: the doctor gains that part of the weight too, on top of the share.
+    assert gym.score == pytest.approx(share * physio.score)
+    assert share * physio.score < doctor.score < physio.score
+
+
 def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:
     filled.write("Log", observations=["[a] kiwi one", "[b] nothing", "[c] kiwi two"])
     hits = filled.search("kiwi", granularity="line")
