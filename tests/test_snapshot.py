@@ -281,3 +281,13 @@ def test_a_note_is_cut_to_its_share_as_shown_escaped_and_a_long_line_by_characte
         assert len(body.encode("utf-8")) <= SNAPSHOT_ITEM_BYTES + 120  # its share, as shown, plus the pointer
         assert start in body  # the start of the long line, not nothing
         assert "(more in memory://" in body
+
+
+def test_a_word_on_a_sensitive_line_never_brings_its_note_into_a_snapshot(memory: Memory) -> None:
+    memory.write("Health", observations=["[habit] runs every morning", "[med] takes metformin #sensitive"])
+    memory.write("Pharmacy", observations=["[fact] metformin refills on Fridays"])
+    snap = memory.snapshot("metformin")
+    # Search leaves the note out; a snapshot must not name it for a word only its hidden line holds.
+    assert [i.title for i in snap.items] == ["Pharmacy"]
+    assert "Health" not in snap.text and not snap.omitted
+    assert [i.title for i in memory.snapshot("morning").items] == ["Health"]

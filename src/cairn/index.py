@@ -591,6 +591,8 @@ class Index:
         limit: int,
         stats: TermStats | None = None,
         seen: dict[int, float] | None = None,
+        *,
+        private_lines: bool | None = None,
     ) -> list[tuple[Row, float]]:
         """The ``limit`` best notes holding any of ``terms`` (from ``search_terms``): BM25
         (field-weighted), then newest, then permalink and path.
@@ -600,30 +602,35 @@ class Index:
         other terms find ``limit`` notes: the notes holding only such terms would all come
         after those anyway. ``stats``: ``term_stats(terms)``, if the caller has it. ``seen``, if
         given, receives the score of every note ranked on the way (the hits and a few after them).
+        ``private_lines``: whether words on #sensitive lines count; by default they do exactly
+        when ``filters`` lets sensitive notes through.
         """
-        full = match_expression(terms)
-        if full is None:
+        if not terms:
             return []
+        private = filters.include_sensitive if private_lines is None else private_lines
         stats = stats or self.term_stats(terms)
         # In the columns searched; by default a floor for them (notes holding a term outside
         # "private"). A term's own count is a floor for its prefix query's (``data*``: ``database``).
-        held = stats.docs if filters.include_sensitive else stats.public
+        held = stats.docs if private else stats.public
+
+        def searched(some: Sequence[str]) -> str:
+            match = match_expression(some) or ""
+            return match if private else f"{_PUBLIC_COLUMNS} : ({match})"
+
         weighted = [t for t in terms if 2 * held.get(t, 0) < stats.notes]
         if weighted and len(weighted) < len(terms):
             matches = max(held.get(t, 0) for t in weighted)
-            ranked = self._ranked(match_expression(weighted) or full, filters, limit, matches, seen)
+            ranked = self._ranked(searched(weighted), filters, limit, matches, seen)
             if len(ranked) >= limit:
                 return ranked
             if seen is not None:
                 seen.clear()
-        return self._ranked(full, filters, limit, max(held.get(t, 0) for t in terms), seen)
+        return self._ranked(searched(terms), filters, limit, max(held.get(t, 0) for t in terms), seen)
 
     def _ranked(
         self, match: str, filters: Filters, limit: int, matches: int, seen: dict[int, float] | None = None
     ) -> list[tuple[Row, float]]:
         """``matches``: a floor for how many notes ``match`` finds (the most any one term is in)."""
-        if not filters.include_sensitive:
-            match = f"{_PUBLIC_COLUMNS} : ({match})"
         if filters.selective:
             found = self._search_notes_filtered(match, filters, limit)
             if seen is not None:

@@ -791,9 +791,10 @@ class Memory:
                         rows.append((row, why))
 
             if terms:
-                admit(
-                    [row for row, _score in self._index.search_notes(terms, every, top_k * 3, stats)], "query"
-                )
+                # Sensitive notes are searched to be counted as left out; words on #sensitive
+                # lines never count: they would bring in, unnamed, the note that hides them.
+                found = self._index.search_notes(terms, every, top_k * 3, stats, private_lines=False)
+                admit([row for row, _score in found], "query")
             preferences = replace(every, type="preference", where={"confirmed": {"$ne": False}})
             admit(self._index.keys(preferences), "preference")  # a vault may hold thousands
             sections = [
