@@ -761,9 +761,11 @@ class Memory:
     ) -> snapshot.Snapshot:
         """Memory to inject before a model step: bounded, escaped, current, in a stable order.
 
-        Notes relevant to ``query`` come first (in search order), then confirmed preferences
-        (``type: preference`` not marked ``confirmed: false``), then the scope's ``sections/``
-        by their ``order``. Sensitive notes and observations, expired notes and superseded notes
+        Notes relevant to ``query`` come first, ranked on their own words (search also lifts the
+        notes linked to its hits: a snapshot shows each note's relation lines instead, and reading
+        the links of its 3 x ``top_k`` candidates made it half again as slow), then confirmed
+        preferences (``type: preference`` not marked ``confirmed: false``), then the scope's
+        ``sections/`` by their ``order``. Sensitive notes and observations, expired notes and superseded notes
         never appear; the closing line names what was left out and why.
 
         Raises:
