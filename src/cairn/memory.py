@@ -543,10 +543,10 @@ class Memory:
         Returns:
             Hits, best first; ties by ``modified`` (newest first), then permalink. A note linked
             to or from a hit gains a share of its score (``LINK_SHARE``, more when the query names
-            the link's type), so it may be a hit
-            without holding a query word (its ``coverage`` then says so). A superseded
-            note comes right after the note that replaces it (added if the query missed it), and
-            notes that claim different values for one key come together, each naming the others.
+            the link's type), so it may be a hit without holding a query word (its ``coverage``
+            then says so). A superseded note comes right after the note that replaces it (added
+            if the query missed it), and notes that claim different values for one key come
+            together, each naming the others.
         """
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
