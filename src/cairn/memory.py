@@ -959,7 +959,8 @@ class Memory:
 
     @_mends_index
     def status(self) -> dict[str, Any]:
-        """Vault path, index path, scope, allowed scopes, counts."""
+        """Vault path, index path, scope, allowed scopes, counts, and how this process sees
+        hand edits (``freshness``: ``inotify`` events, or a ``scan`` of every file's size and mtime)."""
         with self._lock:
             self._sync()
             return {
@@ -971,6 +972,7 @@ class Memory:
                 "notes": self._index.count(self.allow_scopes),
                 "damaged": len(self._index.damaged(self.allow_scopes)),
                 "timezone": str(self.tz),
+                "freshness": "inotify" if self._watcher is not None else "scan",
             }
 
     # -- internals ------------------------------------------------------------------------------
