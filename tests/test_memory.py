@@ -726,3 +726,38 @@ def test_a_permalink_or_title_held_by_two_files_lists_them_by_path(memory: Memor
     for name in ("twin", "Twin"):  # by permalink, by title
         with pytest.raises(InvalidInput, match="names 2 notes: user/dup/a-first.md, user/dup/b-second.md"):
             memory.read(name)
+
+
+class _RecordingDb:
+    """Passes every statement to the index's connection and keeps the last one with its bindings."""
+
+    def __init__(self, db: apsw.Connection) -> None:
+        self.db, self.last = db, ("", ())
+
+    def execute(self, sql: str, bindings=()):  # type: ignore[no-untyped-def]
+        self.last = (sql, bindings)
+        return self.db.execute(sql, bindings)
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.db, name)
+
+
+def test_list_gives_the_newest_first_from_the_index_not_by_sorting_every_note(
+    memory: Memory, vault: Path
+) -> None:
+    stamps = {"Zeta": "2026-03-01", "Alpha": "2026-01-01", "Beta": "2026-03-01"}
+    stamps |= {f"Old {i}": "2025-01-01" for i in range(20)}
+    for title, day in stamps.items():
+        note = memory.write(title, observations=["[k] words"])
+        path = vault / note.path
+        text = path.read_text(encoding="utf-8").replace(note.modified, f"{day}T00:00:00+00:00")
+        path.write_text(text, encoding="utf-8")
+    recording = _RecordingDb(memory._index.db)
+    memory._index.db = recording  # type: ignore[assignment]
+    try:
+        assert [s.title for s in memory.list(limit=3)] == ["Beta", "Zeta", "Alpha"]  # ties: permalink
+        sql, bindings = recording.last
+    finally:
+        memory._index.db = recording.db
+    plan = " | ".join(row[3] for row in memory._index.db.execute(f"EXPLAIN QUERY PLAN {sql}", bindings))
+    assert "notes_modified" in plan and "TEMP B-TREE FOR ORDER BY" not in plan, plan

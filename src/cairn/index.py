@@ -31,7 +31,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"21/stem={tokenize.STEMMER}"
+SCHEMA_VERSION = f"22/stem={tokenize.STEMMER}"
 WAL_SIZE_LIMIT = 1 << 20  # bytes
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
@@ -86,7 +86,9 @@ CREATE INDEX supersedes_target ON supersedes (target);
 CREATE INDEX supersedes_note ON supersedes (note_id);
 CREATE INDEX notes_permalink ON notes (scope, permalink);
 CREATE INDEX notes_title ON notes (scope, title_key);
-CREATE INDEX notes_modified ON notes (modified_ts);
+-- In list()'s order (newest first, then permalink and path): the newest few of a vault come from the
+-- index's first entries, not from sorting every note (10 ms at 10k notes, 60 ms at 100k).
+CREATE INDEX notes_modified ON notes (modified_ts DESC, permalink, path);
 -- Every refresh that changed something reports the damaged files: keep that from scanning the table.
 CREATE INDEX notes_damaged ON notes (path) WHERE error IS NOT NULL;
 CREATE INDEX notes_path_hash ON notes (path_hash);
