@@ -151,6 +151,24 @@ def _check(value: float, target: float | None, unit: str = "s") -> str:
     return ("✅ " if value <= target else "❌ ") + shown
 
 
+def _hand_edit_rounds(
+    vault: Path, notes: list[GenNote], first: int, word: str, then: Callable[[], object]
+) -> tuple[list[float], list[object], list[GenNote]]:
+    """``EDIT_ROUNDS`` rounds of appending a line that holds ``{word}{round}{i:02d}`` to ten notes
+    spread over the vault (from the ``first``-th on), each followed by a timed ``then()``.
+    Returns the times, what ``then`` returned, and the last round's notes."""
+    times, results, edited = [], [], []
+    for round_ in range(EDIT_ROUNDS):
+        edited = notes[first + round_ :: max(1, len(notes) // 10)][:10]
+        for i, note in enumerate(edited):
+            with (vault / note.path).open("a", encoding="utf-8") as fh:
+                fh.write(f"- [edit] 手工修改 {word}{round_}{i:02d}\n")
+        took, result = _timed(then)
+        times.append(took)
+        results.append(result)
+    return times, results, edited
+
+
 def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budget_s: float = 60.0) -> str:
     from cairn import Memory
     from cairn.vault import atomic_write
@@ -207,15 +225,8 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
         # Seven rounds, ten other files each; the first also pays for importing the note parser,
         # which a bulk reindex leaves to its worker processes. A WAL checkpoint lands on one round
         # in three or four, so fewer rounds make a noisy median.
-        edit_times, updated = [], []
-        for round_ in range(EDIT_ROUNDS):
-            edited = notes[round_ :: max(1, n // 10)][:10]
-            for i, note in enumerate(edited):
-                with (vault / note.path).open("a", encoding="utf-8") as fh:
-                    fh.write(f"- [edit] 手工修改 handedit{round_}{i:02d}\n")
-            edit_s, erep = _timed(mem.refresh)
-            edit_times.append(edit_s)
-            updated.append(erep.updated)
+        edit_times, reports, edited = _hand_edit_rounds(vault, notes, 0, "handedit", mem.refresh)
+        updated = [report.updated for report in reports]  # type: ignore[attr-defined]
         edit_s = statistics.median(edit_times)
         rows.append(
             [
@@ -238,13 +249,7 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
             return mem.list(limit=1)
 
         idle_s = statistics.median(_timed(next_call)[0] for _ in range(EDIT_ROUNDS))
-        catch_up = []
-        for round_ in range(EDIT_ROUNDS):
-            edited = notes[EDIT_ROUNDS + round_ :: max(1, n // 10)][:10]
-            for i, note in enumerate(edited):
-                with (vault / note.path).open("a", encoding="utf-8") as fh:
-                    fh.write(f"- [edit] 手工修改 seenedit{round_}{i:02d}\n")
-            catch_up.append(_timed(next_call)[0])
+        catch_up, _, edited = _hand_edit_rounds(vault, notes, EDIT_ROUNDS, "seenedit", next_call)
         catch_s = statistics.median(catch_up)
         freshness = mem.status()["freshness"]
         rows.append(
