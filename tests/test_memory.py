@@ -743,7 +743,7 @@ class _RecordingDb:
 
 
 def test_list_gives_the_newest_first_from_the_index_not_by_sorting_every_note(
-    memory: Memory, vault: Path
+    memory: Memory, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stamps = {"Zeta": "2026-03-01", "Alpha": "2026-01-01", "Beta": "2026-03-01"}
     stamps |= {f"Old {i}": "2025-01-01" for i in range(20)}
@@ -753,11 +753,8 @@ def test_list_gives_the_newest_first_from_the_index_not_by_sorting_every_note(
         text = path.read_text(encoding="utf-8").replace(note.modified, f"{day}T00:00:00+00:00")
         path.write_text(text, encoding="utf-8")
     recording = _RecordingDb(memory._index.db)
-    memory._index.db = recording  # type: ignore[assignment]
-    try:
-        assert [s.title for s in memory.list(limit=3)] == ["Beta", "Zeta", "Alpha"]  # ties: permalink
-        sql, bindings = recording.last
-    finally:
-        memory._index.db = recording.db
-    plan = " | ".join(row[3] for row in memory._index.db.execute(f"EXPLAIN QUERY PLAN {sql}", bindings))
+    monkeypatch.setattr(memory._index, "db", recording)
+    assert [s.title for s in memory.list(limit=3)] == ["Beta", "Zeta", "Alpha"]  # ties: permalink
+    sql, bindings = recording.last
+    plan = " | ".join(row[3] for row in recording.db.execute(f"EXPLAIN QUERY PLAN {sql}", bindings))
     assert "notes_modified" in plan and "TEMP B-TREE FOR ORDER BY" not in plan, plan

@@ -81,11 +81,11 @@ LINE_CANDIDATE_NOTES = 30  # notes whose lines a line search ranks (at least)
 # none of its words. On the four memory sets every share tried (0.2, 0.4, 0.6) raised R@5 or MRR
 # overall on each set and lowered neither (relation queries gained most; two other kinds lost one
 # rank on one query each); this is mid-range, not the best of the three.
-LINK_SHARE = 0.3
 # A link whose type holds query words ("who prescribed the physio": ``prescribed_by [[Dr. A]]``)
 # passes on more, up to the whole score for a type that holds every word asked: the share of the
 # query's weight the type holds adds that much of the rest (1 - LINK_SHARE). Measured on the four
 # memory sets: three English relation queries rose (4th to 2nd twice, 4th to 3rd), none fell.
+LINK_SHARE = 0.3
 SNAPSHOT_ITEM_BYTES = 2048  # one long note must not crowd every other note out of a snapshot
 _T = TypeVar("_T")
 _P = ParamSpec("_P")
@@ -608,8 +608,7 @@ class Memory:
 
         def share(relation_type: str) -> float:
             if relation_type not in named:
-                counted = ranking.term_counts([relation_type], ranker)
-                named[relation_type] = ranking.coverage(counted, ranker) if counted[0] else 0.0
+                named[relation_type] = ranking.coverage(ranking.term_counts([relation_type], ranker), ranker)
             return LINK_SHARE + (1 - LINK_SHARE) * named[relation_type]
 
         gained: dict[tuple[str, str], float] = {}  # (scope, permalink) -> its best share
@@ -765,8 +764,8 @@ class Memory:
         notes linked to its hits: a snapshot shows each note's relation lines instead, and reading
         the links of its 3 x ``top_k`` candidates made it half again as slow), then confirmed
         preferences (``type: preference`` not marked ``confirmed: false``), then the scope's
-        ``sections/`` by their ``order``. Sensitive notes and observations, expired notes and superseded notes
-        never appear; the closing line names what was left out and why.
+        ``sections/`` by their ``order``. Sensitive notes and observations, expired notes and
+        superseded notes never appear; the closing line names what was left out and why.
 
         Raises:
             InvalidInput: budgets too small to hold even the empty wrapper.
