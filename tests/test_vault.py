@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cairn import vault as vault_module
 from cairn.errors import InvalidInput
 from cairn.vault import (
     atomic_write,
@@ -123,6 +124,30 @@ def test_scan_skips_hidden_and_non_scope_folders(tmp_path: Path) -> None:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x", encoding="utf-8")
     assert sorted(scan_notes(tmp_path)) == ["agent-x/e.md", "user/a.md", "user/sub/c.md"]
+
+
+@pytest.mark.parametrize("by_fd", [True, False])
+def test_scan_reads_stat_of_each_note_and_never_follows_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_fd: bool
+) -> None:
+    """Both ways of listing (through a folder descriptor, or by path where scandir takes none)."""
+    if by_fd and not vault_module._SCAN_BY_FD:
+        pytest.skip("this platform's scandir takes no descriptor")
+    monkeypatch.setattr(vault_module, "_SCAN_BY_FD", by_fd)
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    (vault / "user" / "笔记" / "深").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.md").write_text("out of the vault", encoding="utf-8")
+    (vault / "user" / "笔记" / "深" / "数据结构.md").write_text("一二三", encoding="utf-8")
+    (vault / "user" / "a.md").write_text("x" * 7, encoding="utf-8")
+    (vault / "user" / "linked").symlink_to(outside, target_is_directory=True)
+    (vault / "user" / "link.md").symlink_to(outside / "secret.md")
+    (vault / "agent-x").symlink_to(outside, target_is_directory=True)
+    found = scan_notes(vault)
+    assert sorted(found) == ["user/a.md", "user/笔记/深/数据结构.md"]
+    for rel, (size, mtime_ns) in found.items():
+        st = os.stat(vault / rel)
+        assert (size, mtime_ns) == (st.st_size, st.st_mtime_ns)
 
 
 def test_parse_moment_dates_times_and_spans() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -274,6 +275,15 @@ def inside_vault(vault: Path, path: Path) -> bool:
     return not path.is_symlink()
 
 
+# Listing a folder through an open descriptor makes each entry's stat an ``fstatat`` on its bare
+# name: the kernel no longer walks the vault's path for every note (about a tenth of a scan at
+# 10k notes). Where ``scandir`` takes no descriptor (Windows), folders are listed by path.
+_SCAN_BY_FD = os.scandir in os.supports_fd
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+# Gone, not a folder, not ours to read, or swapped for a link since it was listed (O_NOFOLLOW).
+_UNLISTABLE = {errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.ELOOP}
+
+
 def scan_notes(vault: Path) -> dict[str, tuple[int, int]]:
     """Every ``*.md`` note under a scope folder, as path -> (size, mtime_ns), in no set order;
     hidden folders (.trash, .conflict, ...) are skipped.
@@ -290,7 +300,13 @@ def scan_notes(vault: Path) -> dict[str, tuple[int, int]]:
     while stack:
         directory, prefix = stack.pop()
         try:
-            with os.scandir(directory) as entries:
+            fd = os.open(directory, _DIR_FLAGS) if _SCAN_BY_FD else None
+        except OSError as exc:
+            if exc.errno in _UNLISTABLE:
+                continue
+            raise
+        try:
+            with os.scandir(directory if fd is None else fd) as entries:
                 for entry in entries:
                     name = entry.name
                     if name.startswith("."):
@@ -302,9 +318,12 @@ def scan_notes(vault: Path) -> dict[str, tuple[int, int]]:
                             continue
                         found[prefix + name] = (st.st_size, st.st_mtime_ns)
                     elif entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, prefix + name + "/"))
+                        stack.append((os.path.join(directory, name), prefix + name + "/"))
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
+        finally:
+            if fd is not None:
+                os.close(fd)
     return found
 
 
