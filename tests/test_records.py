@@ -219,3 +219,55 @@ def test_term_weights_count_the_notes_not_the_ids_edits_used_up(memory: Memory) 
         {"quasar": 2, "edit5": 1},
         {"quasar": 2, "edit5": 1},
     )
+
+
+def _side_rowids(index_path: str, path: str) -> dict[str, list[int]]:
+    db = apsw.Connection(str(index_path))
+    (note_id,) = db.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+    out = {
+        table: [r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE note_id = ? ORDER BY rowid", (note_id,))]
+        for table in ("note_tags", "relations", "supersedes")
+    }
+    out["note"] = [note_id]
+    db.close()
+    return out
+
+
+def test_edits_leave_the_index_as_a_rebuild_would_and_keep_rows_that_did_not_change(
+    vault: Path, isolated_home: Path
+) -> None:
+    _fill(vault, 12)
+    folder = vault / "user" / "notes"
+    with Memory.open(vault, home=isolated_home, watch=False) as mem:
+        mem.reindex()
+        body_only = "user/notes/n004.md"
+        before = _side_rowids(mem.index_path, body_only)
+        (vault / body_only).write_text(
+            (vault / body_only).read_text(encoding="utf-8") + "- [fact] 只改了正文 appended\n", encoding="utf-8"
+        )
+        n5 = folder / "n005.md"  # tags, relations and a supersedes change
+        n5.write_text(
+            n5.read_text(encoding="utf-8")
+            .replace("tags: [t2, 标签]", "tags: [新标签]\nsupersedes: [note-001]")
+            .replace("relates_to [[笔记 6 note]]", "depends_on [[笔记 9 note]]"),
+            encoding="utf-8",
+        )
+        (folder / "n006.md").write_text("---\ntitle: [broken\n---\n", encoding="utf-8")  # fine -> damaged
+        (folder / "broken.md").write_text("---\ntitle: 修好了\ntags: [a]\n---\n\n- [fact] mended\n", encoding="utf-8")
+        n7 = folder / "n007.md"  # front matter only: FTS5 columns unchanged
+        n7.write_text(n7.read_text(encoding="utf-8").replace("---\n\n", "extra: 1\n---\n\n", 1), encoding="utf-8")
+        report = mem.refresh()
+        assert report.updated == 5
+        after = _side_rowids(mem.index_path, body_only)
+        edited = _dump(mem.index_path)
+        hits = [(h.permalink, h.line) for h in mem.search("新标签 mended 只改了正文 depends", limit=20, granularity="line")]
+
+        mem.reindex()
+        rebuilt = _dump(mem.index_path)
+        assert hits == [
+            (h.permalink, h.line) for h in mem.search("新标签 mended 只改了正文 depends", limit=20, granularity="line")
+        ]
+    assert edited == rebuilt
+    assert after == before and after["note_tags"] and after["relations"]
+    assert ("user/notes/n005.md", "新标签") in edited["tags"]
+    assert [r for r in edited["rels"] if r[0] == "user/notes/n005.md"] == [("user/notes/n005.md", 13, "depends_on", "笔记 9 note")]
