@@ -639,6 +639,66 @@ def test_reindex_gives_back_the_space_of_an_index_that_had_grown(
     assert [h.title for h in memory.search("filler 3")][0] == "Bulk 3"
 
 
+def test_two_schema_versions_keep_their_own_index_files(
+    vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CLI and an MCP server of different Cairn versions on one machine: neither rebuilds the
+    other's index at every start."""
+    from cairn import index
+
+    resets: list[str] = []
+    real_reset = index.Index.reset
+
+    def counting_reset(self: index.Index) -> None:
+        resets.append(self.path.name)
+        real_reset(self)
+
+    monkeypatch.setattr(index.Index, "reset", counting_reset)
+    current = index.SCHEMA_VERSION
+    with Memory.open(vault, home=isolated_home, watch=False) as new:
+        new.write("共享笔记", observations=["[k] 两个版本都能找到"])
+        new_file = new.index_path
+    monkeypatch.setattr(index, "SCHEMA_VERSION", "older/version")
+    with Memory.open(vault, home=isolated_home, watch=False) as old:
+        old_file = old.index_path
+        assert [h.title for h in old.search("两个版本")] == ["共享笔记"]
+    assert old_file != new_file and old_file.parent == new_file.parent
+    assert resets == [new_file.name, old_file.name]  # each file built once, when it was new
+    monkeypatch.setattr(index, "SCHEMA_VERSION", current)
+    with Memory.open(vault, home=isolated_home, watch=False) as new:
+        assert new.index_path == new_file
+        assert [h.title for h in new.search("两个版本")] == ["共享笔记"]
+    assert resets == [new_file.name, old_file.name] and old_file.exists()
+
+
+def test_index_files_no_version_has_touched_for_a_month_are_removed(
+    vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn import index
+
+    with Memory.open(vault, home=isolated_home, watch=False) as mem:
+        mem.write("Note", observations=["[k] kept"])
+        current, vault_id = mem.index_path, mem.index_path.name.split("-")[0]
+    folder = current.parent
+    legacy = folder / f"{vault_id}.sqlite"  # how versions before per-version files named it
+    stale = folder / f"{vault_id}-0ld0ld00.sqlite"
+    recent = folder / f"{vault_id}-1a2b3c4d.sqlite"
+    other_vault = folder / "ffffffffffffffff-0ld0ld00.sqlite"
+    month_ago = time.time() - index.STALE_INDEX_SECONDS - 3600
+    for path in (legacy, stale, recent, other_vault):
+        path.write_bytes(b"an index")
+        Path(f"{path}-wal").write_bytes(b"its log")
+    for path in (legacy, stale, other_vault):
+        for part in (path, Path(f"{path}-wal")):
+            os.utime(part, (month_ago, month_ago))
+    with Memory.open(vault, home=isolated_home, watch=False) as mem:
+        assert [h.title for h in mem.search("kept")] == ["Note"]
+    left = sorted(p.name for p in folder.iterdir())
+    assert f"{legacy.name}-wal" not in left and f"{stale.name}-wal" not in left
+    assert legacy.name not in left and stale.name not in left
+    assert {recent.name, f"{recent.name}-wal", other_vault.name, current.name} <= set(left)
+
+
 def test_reindex_rebuilds_in_place_for_other_processes(memory: Memory, isolated_home: Path) -> None:
     memory.write("Shared", observations=["[k] seen by both"])
     with Memory.open(memory.vault, home=isolated_home) as other:

@@ -13,9 +13,11 @@ that, for snippets and for ranking lines within a note.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
+import time
 import zlib
 from collections import Counter
 from collections.abc import Container, Iterator, Sequence, Sized
@@ -32,6 +34,10 @@ from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
 SCHEMA_VERSION = f"22/stem={tokenize.STEMMER}"
+# Each schema version keeps its own index file, so that two Cairn versions on one machine (a CLI
+# and an MCP server installed apart) do not rebuild one file back and forth, each in turn. A file
+# that no version has touched for this long is removed: nothing that still runs uses it.
+STALE_INDEX_SECONDS = 30 * 86400
 WAL_SIZE_LIMIT = 1 << 20  # bytes
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
@@ -310,6 +316,33 @@ class Row:
 # What SQLite raises when the index file is not, or is no longer, a sound database: a disk or a
 # copy damaged it. (A locked or unreadable file raises other errors: those are real problems.)
 DAMAGED = (apsw.NotADBError, apsw.CorruptError)
+
+
+def index_file(folder: Path, vault_id: str) -> Path:
+    """Where this version keeps the index of the vault ``vault_id``: one file per schema version."""
+    version = hashlib.sha256(SCHEMA_VERSION.encode()).hexdigest()[:8]
+    return folder / f"{vault_id}-{version}.sqlite"
+
+
+def remove_stale_versions(path: Path, vault_id: str) -> list[Path]:
+    """Remove the index files of ``vault_id`` kept by other schema versions (or named the way
+    versions before per-version files named them) that none has touched in ``STALE_INDEX_SECONDS``.
+    Returns what was removed; a file another process removes first is simply gone."""
+    removed = []
+    now = time.time()
+    for other in path.parent.glob(f"{vault_id}*.sqlite"):
+        if other == path:
+            continue
+        parts = [Path(f"{other}{suffix}") for suffix in ("", "-wal", "-shm")]
+        times = []
+        for part in parts:
+            with suppress(FileNotFoundError):
+                times.append(part.stat().st_mtime)
+        if times and now - max(times) > STALE_INDEX_SECONDS:
+            for part in parts:
+                part.unlink(missing_ok=True)
+            removed.append(other)
+    return removed
 
 
 class Index:

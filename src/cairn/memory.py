@@ -146,10 +146,12 @@ class Memory:
         self.origin = origin
         self.tz = parse_timezone(config.timezone)
         vault_id = hashlib.sha256(str(vault).encode()).hexdigest()[:16]
-        self.index_path = home / "index" / f"{vault_id}.sqlite"
+        self.index_path = index.index_file(home / "index", vault_id)
         self._lock_path = home / "locks" / f"{vault_id}.lock"
         self._lock = threading.RLock()
         self._index = Index(self.index_path)
+        with contextlib.suppress(OSError):  # only a cache: never a reason to fail
+            index.remove_stale_versions(self.index_path, vault_id)
         # What the index holds of each file: (size, mtime) to spot a change, the hash to confirm it.
         try:
             self._stamps, self._digests = self._index.file_states()
