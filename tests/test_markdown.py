@@ -492,6 +492,14 @@ def test_new_note_layout():
         new_note({}, " ")
 
 
+def test_front_matter_keeps_emoji_and_astral_characters_as_written():
+    """People edit these files: a character beyond the BMP is written as itself, never as a
+    ``\\U0001F389`` escape (libyaml's emitter escapes them, so it is not used for writing)."""
+    text = new_note({"title": "会议 🎉 party", "tags": ["😀", "𠀀字"]}, "会议 🎉 party")
+    assert text.startswith("---\ntitle: 会议 🎉 party\ntags: [😀, 𠀀字]\n---\n")
+    assert parse(text).frontmatter == {"title": "会议 🎉 party", "tags": ["😀", "𠀀字"]}
+
+
 # --- append_to_section -------------------------------------------------------------------------
 
 
