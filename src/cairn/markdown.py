@@ -278,7 +278,51 @@ def parse(text: str) -> Document:
     )
 
 
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def _simple_dump(mapping: Mapping[str, Any]) -> list[str] | None:
+    """The lines ``yaml.dump`` writes for front matter of plain strings and flat lists of them
+    (nearly every note's), without running its emitter (0.8 ms, a sixth of a write); None for
+    anything else. The reverse of ``_simple_frontmatter``, and byte for byte what PyYAML writes:
+    a test compares the two on generated values."""
+    lines = []
+    for key, value in mapping.items():
+        if not isinstance(key, str) or not _SIMPLE_KEY.fullmatch(key) or _plain_string(key) is None:
+            return None
+        if isinstance(value, str):
+            if not _plain_scalar(value):
+                return None
+            lines.append(f"{key}: {value}")
+        elif isinstance(value, list | tuple):
+            if not all(isinstance(item, str) and _plain_scalar(item, flow=True) for item in value):
+                return None
+            lines.append(f"{key}: [{', '.join(value)}]")
+        else:
+            return None
+    return lines
+
+
+def _plain_scalar(value: str, *, flow: bool = False) -> bool:
+    """True if YAML reads ``value`` written bare (in a ``[...]`` list with ``flow``) as itself."""
+    # PyYAML's emitter (Emitter.analyze_scalar) quotes what _plain_string lets through in these
+    # cases: a document marker at the start, and the last code point, which it counts as special.
+    if (
+        value != value.strip()
+        or _NOT_SIMPLE.search(value)
+        or "\n" in value
+        or value.startswith(("---", "..."))
+        or "\U0010ffff" in value
+        or _plain_string(value) is None
+    ):
+        return False
+    return not (flow and any(c in value for c in ",[]{}:?"))
+
+
 def _dump_lines(mapping: Mapping[str, Any], nl: str) -> list[str]:
+    simple = _simple_dump(mapping)
+    if simple is not None:
+        return [line + nl for line in simple]
     try:
         out = yaml.dump(
             dict(mapping),
