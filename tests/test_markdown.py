@@ -8,8 +8,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cairn.errors import DamagedNote, InvalidInput
 from cairn import markdown
+from cairn.errors import DamagedNote, InvalidInput
 from cairn.markdown import (
     append_to_section,
     format_observation,
@@ -505,9 +505,26 @@ def test_front_matter_keeps_emoji_and_astral_characters_as_written():
 # inside, or at the end of a plain scalar, and the words YAML reads as something else.
 YAML_ALPHABET = "abcXYZ019 数据é😀-.:#_/()+=~!?,[]{}&*|>%@`'\"\t\u00a0\u3000\U0010ffff\ufeff\x85"
 yaml_words = st.text(st.sampled_from(YAML_ALPHABET), min_size=0, max_size=10) | st.sampled_from(
-    ["yes", "No", "null", "~", "1.5", "0x1f", "1_000", ".inf", "1:20", "2026-01-01T09:00:00+08:00", "...x", "---x", "<<", "="]
+    [
+        "yes",
+        "No",
+        "null",
+        "~",
+        "1.5",
+        "0x1f",
+        "1_000",
+        ".inf",
+        "1:20",
+        "2026-01-01T09:00:00+08:00",
+        "...x",
+        "---x",
+        "<<",
+        "=",
+    ]
 )
-yaml_keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,6}", fullmatch=True) | st.sampled_from(["yes", "null", "on", "y"])
+yaml_keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,6}", fullmatch=True) | st.sampled_from(
+    ["yes", "null", "on", "y"]
+)
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -516,11 +533,18 @@ def test_front_matter_written_without_the_emitter_is_what_pyyaml_writes(fields):
     """The fast writer of plain front matter gives PyYAML's own bytes, or leaves the value to it."""
     fast = markdown._simple_dump(fields)
     dumped = yaml.dump(
-        fields, Dumper=markdown._Dumper, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 30
+        fields,
+        Dumper=markdown._Dumper,
+        allow_unicode=True,
+        sort_keys=False,
+        default_flow_style=False,
+        width=1 << 30,
     )
     if fast is not None:
         assert fast == dumped.split("\n")[:-1]
-    assert parse(new_note(fields, "T")).frontmatter == {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+    assert parse(new_note(fields, "T")).frontmatter == {
+        k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()
+    }
 
 
 def test_plain_front_matter_takes_the_fast_writer():
@@ -530,7 +554,14 @@ def test_plain_front_matter_takes_the_fast_writer():
         "tags: [课程, cs-101]",
         "created: 2026-12-01T04:38:23+00:00",
     ]
-    for tricky in ({"title": "yes"}, {"title": "a: b"}, {"title": "...x"}, {"tags": ["a,b"]}, {"n": 1}, {"yes": "x"}):
+    for tricky in (
+        {"title": "yes"},
+        {"title": "a: b"},
+        {"title": "...x"},
+        {"tags": ["a,b"]},
+        {"n": 1},
+        {"yes": "x"},
+    ):
         assert markdown._simple_dump(tricky) is None
 
 

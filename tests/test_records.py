@@ -225,7 +225,10 @@ def _side_rowids(index_path: str, path: str) -> dict[str, list[int]]:
     db = apsw.Connection(str(index_path))
     (note_id,) = db.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
     out = {
-        table: [r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE note_id = ? ORDER BY rowid", (note_id,))]
+        table: [
+            r
+            for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE note_id = ? ORDER BY rowid", (note_id,))
+        ]
         for table in ("note_tags", "relations", "supersedes")
     }
     out["note"] = [note_id]
@@ -243,7 +246,8 @@ def test_edits_leave_the_index_as_a_rebuild_would_and_keep_rows_that_did_not_cha
         body_only = "user/notes/n004.md"
         before = _side_rowids(mem.index_path, body_only)
         (vault / body_only).write_text(
-            (vault / body_only).read_text(encoding="utf-8") + "- [fact] 只改了正文 appended\n", encoding="utf-8"
+            (vault / body_only).read_text(encoding="utf-8") + "- [fact] 只改了正文 appended\n",
+            encoding="utf-8",
         )
         n5 = folder / "n005.md"  # tags, relations and a supersedes change
         n5.write_text(
@@ -253,21 +257,31 @@ def test_edits_leave_the_index_as_a_rebuild_would_and_keep_rows_that_did_not_cha
             encoding="utf-8",
         )
         (folder / "n006.md").write_text("---\ntitle: [broken\n---\n", encoding="utf-8")  # fine -> damaged
-        (folder / "broken.md").write_text("---\ntitle: 修好了\ntags: [a]\n---\n\n- [fact] mended\n", encoding="utf-8")
+        (folder / "broken.md").write_text(
+            "---\ntitle: 修好了\ntags: [a]\n---\n\n- [fact] mended\n", encoding="utf-8"
+        )
         n7 = folder / "n007.md"  # front matter only: FTS5 columns unchanged
-        n7.write_text(n7.read_text(encoding="utf-8").replace("---\n\n", "extra: 1\n---\n\n", 1), encoding="utf-8")
+        n7.write_text(
+            n7.read_text(encoding="utf-8").replace("---\n\n", "extra: 1\n---\n\n", 1), encoding="utf-8"
+        )
         report = mem.refresh()
         assert report.updated == 5
         after = _side_rowids(mem.index_path, body_only)
         edited = _dump(mem.index_path)
-        hits = [(h.permalink, h.line) for h in mem.search("新标签 mended 只改了正文 depends", limit=20, granularity="line")]
+        hits = [
+            (h.permalink, h.line)
+            for h in mem.search("新标签 mended 只改了正文 depends", limit=20, granularity="line")
+        ]
 
         mem.reindex()
         rebuilt = _dump(mem.index_path)
         assert hits == [
-            (h.permalink, h.line) for h in mem.search("新标签 mended 只改了正文 depends", limit=20, granularity="line")
+            (h.permalink, h.line)
+            for h in mem.search("新标签 mended 只改了正文 depends", limit=20, granularity="line")
         ]
     assert edited == rebuilt
     assert after == before and after["note_tags"] and after["relations"]
     assert ("user/notes/n005.md", "新标签") in edited["tags"]
-    assert [r for r in edited["rels"] if r[0] == "user/notes/n005.md"] == [("user/notes/n005.md", 13, "depends_on", "笔记 9 note")]
+    assert [r for r in edited["rels"] if r[0] == "user/notes/n005.md"] == [
+        ("user/notes/n005.md", 13, "depends_on", "笔记 9 note")
+    ]

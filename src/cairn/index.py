@@ -324,11 +324,10 @@ def index_file(folder: Path, vault_id: str) -> Path:
     return folder / f"{vault_id}-{version}.sqlite"
 
 
-def remove_stale_versions(path: Path, vault_id: str) -> list[Path]:
+def remove_stale_versions(path: Path, vault_id: str) -> None:
     """Remove the index files of ``vault_id`` kept by other schema versions (or named the way
-    versions before per-version files named them) that none has touched in ``STALE_INDEX_SECONDS``.
-    Returns what was removed; a file another process removes first is simply gone."""
-    removed = []
+    versions before per-version files named them) that none has touched in ``STALE_INDEX_SECONDS``;
+    a file another process removes first is simply gone."""
     now = time.time()
     for other in path.parent.glob(f"{vault_id}*.sqlite"):
         if other == path:
@@ -341,8 +340,6 @@ def remove_stale_versions(path: Path, vault_id: str) -> list[Path]:
         if times and now - max(times) > STALE_INDEX_SECONDS:
             for part in parts:
                 part.unlink(missing_ok=True)
-            removed.append(other)
-    return removed
 
 
 class Index:
@@ -947,7 +944,9 @@ class Batch:
             self._count(old_fts, new_fts)
             if old_fts is not None:
                 self._delete_fts(note_id, old_fts)
-        changed = [(name, new) for name, was, new in zip(_NOTE_FIELDS, before, values) if was != new]
+        changed = [
+            (name, new) for name, was, new in zip(_NOTE_FIELDS, before, values, strict=True) if was != new
+        ]
         if changed:
             self.db.execute(
                 f"UPDATE notes SET {', '.join(f'{name} = ?' for name, _ in changed)} WHERE id = ?",
@@ -965,7 +964,9 @@ class Batch:
         )
         for table, fields, rows, pending in side:
             if kept:
-                held = self.db.execute(f"SELECT {fields} FROM {table} WHERE note_id = ? ORDER BY rowid", (note_id,))
+                held = self.db.execute(
+                    f"SELECT {fields} FROM {table} WHERE note_id = ? ORDER BY rowid", (note_id,)
+                )
                 if held.fetchall() == rows:
                     continue
                 self.db.execute(f"DELETE FROM {table} WHERE note_id = ?", (note_id,))
