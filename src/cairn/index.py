@@ -324,15 +324,18 @@ def index_file(folder: Path, vault_id: str) -> Path:
     return folder / f"{vault_id}-{version}.sqlite"
 
 
-def remove_stale_versions(path: Path, vault_id: str) -> None:
-    """Remove the index files of ``vault_id`` kept by other schema versions (or named the way
-    versions before per-version files named them) that none has touched in ``STALE_INDEX_SECONDS``;
-    a file another process removes first is simply gone."""
+def remove_stale_versions(folder: Path, vault_id: str) -> None:
+    """Remove the index files in ``folder`` of the vault ``vault_id`` kept by other schema versions
+    (or named as versions before per-version files named them) that none has touched in
+    ``STALE_INDEX_SECONDS``; a file another process removes first is simply gone. Runs at every
+    open, so the usual case (this version's file alone) costs one listing and no stat."""
+    current = index_file(folder, vault_id).name
+    others = [
+        n for n in os.listdir(folder) if n.startswith(vault_id) and n.endswith(".sqlite") and n != current
+    ]
     now = time.time()
-    for other in path.parent.glob(f"{vault_id}*.sqlite"):
-        if other == path:
-            continue
-        parts = [Path(f"{other}{suffix}") for suffix in ("", "-wal", "-shm")]
+    for name in others:
+        parts = [folder / f"{name}{suffix}" for suffix in ("", "-wal", "-shm")]
         times = []
         for part in parts:
             with suppress(FileNotFoundError):

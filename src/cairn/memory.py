@@ -151,7 +151,7 @@ class Memory:
         self._lock = threading.RLock()
         self._index = Index(self.index_path)
         with contextlib.suppress(OSError):  # only a cache: never a reason to fail
-            index.remove_stale_versions(self.index_path, vault_id)
+            index.remove_stale_versions(self.index_path.parent, vault_id)
         # What the index holds of each file: (size, mtime) to spot a change, the hash to confirm it.
         try:
             self._stamps, self._digests = self._index.file_states()
