@@ -145,7 +145,8 @@ def _outside_fences(lines: Sequence[str], start: int, *, fenced: bool = True) ->
 
 
 # The shape nearly every note's front matter has: one `key: plain value` or `key: [a, b]` per line.
-_SIMPLE_ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*")
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_SIMPLE_ENTRY = re.compile(rf"({_SIMPLE_KEY.pattern}):(?:[ \t]+(.*?))?[ \t]*")
 _PLAIN_START = re.compile(r"""[^\s\-?:,\[\]{}#&*!|>'"%@`]""")
 _STR_TAG = "tag:yaml.org,2002:str"
 # Anything YAML treats specially as a character (non-printables, extra line breaks, a BOM):
@@ -276,9 +277,6 @@ def parse(text: str) -> Document:
         relations=tuple(explicit) + tuple(links.values()),
         title_heading=title,
     )
-
-
-_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def _simple_dump(mapping: Mapping[str, Any]) -> list[str] | None:
