@@ -407,17 +407,6 @@ def test_a_chinese_question_is_not_weakened_by_the_seams_between_its_words(fille
     assert top.title == "生日提醒" and top.coverage is not None and top.coverage < 0.9
 
 
-def test_a_seam_beside_a_particle_of_the_question_is_still_a_seam(filled: Memory) -> None:
-    # 喝咖啡有什么习惯: 啡有 straddles 咖啡 and 有, and the pair after it (有什) is dropped as a
-    # question word, so no note holds it: it is a boundary all the same, as a held word is.
-    filled.write("饮品习惯", observations=["[coffee] 每天早上喝咖啡", "[habit] 习惯不加糖"])
-    top = filled.search("喝咖啡有什么习惯", limit=1)[0]
-    assert top.title == "饮品习惯" and top.coverage == 1.0
-    # A pair the vault lacks next to a particle is no seam when the word before it is lacking too.
-    top = filled.search("喝奶茶有什么习惯", limit=1)[0]
-    assert top.coverage is not None and top.coverage < 0.9
-
-
 def test_a_word_in_most_notes_still_finds_notes_once_the_rarer_words_run_out(memory: Memory) -> None:
     for i in range(10):
         memory.write(f"Common {i}", observations=[f"[misc] ordinary backup run {i}"])

@@ -653,10 +653,7 @@ class Memory:
         runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
         stats = self._index.term_stats(list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs)])))
         if runs:
-            # A pair the query dropped as a particle or question word (有什 in 咖啡有什么) marks a
-            # word's edge as surely as a pair the vault holds.
-            kept = set(terms)
-            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0 or pair not in kept)
+            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0)
             terms = [t for t in terms if t not in seams] or terms
         if len(terms) > MAX_QUERY_TERMS:
             # A pasted page: its rarest words that the vault holds carry the query (BM25 would
