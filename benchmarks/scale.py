@@ -175,7 +175,8 @@ def _hand_edit_rounds(
 ) -> tuple[list[float], list[object], str]:
     """``EDIT_ROUNDS`` rounds of appending a line that holds ``{word}{round}{i:02d}`` to ten notes
     spread over the vault (from the ``first``-th on), each followed by a timed ``then()``.
-    Returns the times, what ``then`` returned, and whether a search finds a word of the last round."""
+    Returns the times, what ``then`` returned, and the report's clause on whether a search then
+    finds a word of the last round."""
     times, results, edited = [], [], []
     for round_ in range(EDIT_ROUNDS):
         edited = notes[first + round_ :: max(1, len(notes) // 10)][:10]
