@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 import apsw
 
-from . import locomo, memory_sets, peers, scale
+from . import locomo, memory_sets, peers, scale, yardstick
 from .common import REPO, RESULTS
 
 
@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.peers and "peers" not in parts:
         parts.append("peers")
     n = args.n or (100_000 if args.large else 10_000)
+    yardstick_start_s = yardstick.measure()
 
     sections = [
         "# Cairn benchmarks",
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             text = f"## {part}\n\nFailed:\n\n```\n{traceback.format_exc()}```\n"
         print(text, flush=True)
         sections += [text, f"_{part}: {time.perf_counter() - t0:.0f} s_", ""]
+    sections[3:3] = ["", yardstick.describe(yardstick_start_s, yardstick.measure())]
     report = "\n".join(sections)
     out = os.path.abspath(args.output)
     os.makedirs(os.path.dirname(out), exist_ok=True)
