@@ -1,9 +1,10 @@
-"""``python -m benchmarks [--only locomo|zh|en|zh-check|en-check|scale|peers] [--peers] [--large] [--n N] [--no-cairn]``
+"""``python -m benchmarks [--only locomo|zh|en|zh-check|en-check|scale|peers|ablations] [--peers] [--large] [--n N] [--no-cairn]``
 
 Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets (and their validation sets) and the scale benchmark, prints a
 Markdown report and writes it to ``benchmarks/results/report.md``. The basic-memory comparison
 (slow; needs Python >= 3.12) runs only when asked: ``--only peers`` or ``--peers``
-(``make bench BENCH_ARGS=--peers``).
+(``make bench BENCH_ARGS=--peers``). The ablations (each keyword technique switched off in
+turn; about ten minutes) run only with ``--only ablations``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 
 import apsw
 
-from . import locomo, memory_sets, peers, scale, yardstick
+from . import ablations, locomo, memory_sets, peers, scale, yardstick
 from .common import REPO, RESULTS
 
 
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[2])
     ap.add_argument(
         "--only",
-        choices=("locomo", *memory_sets.SETS, "scale", "peers"),
+        choices=("locomo", *memory_sets.SETS, "scale", "peers", "ablations"),
         action="append",
         help="run only these (repeatable)",
     )
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                 text = memory_sets.run(part, with_cairn=not args.no_cairn)
             elif part == "peers":
                 text = peers.run(args.peer_notes)
+            elif part == "ablations":
+                text = ablations.run()
             else:
                 text = scale.run(n)
         except Exception:

@@ -166,15 +166,23 @@ def cairn_searcher(notes: Sequence[SetNote], workdir: Path) -> Searcher:
 COVERAGE_BAR = 0.5  # Cairn's documented bar: a hit holding less of the query is a weak match
 
 
-def coverage_lines(queries: Sequence[SetQuery], coverage: dict[str, list[float | None]]) -> list[str]:
-    """How Cairn's relevance bar separates no-answer queries from answerable ones."""
+def bar_counts(
+    queries: Sequence[SetQuery], coverage: dict[str, list[float | None]]
+) -> tuple[int, int, int, int]:
+    """How Cairn's relevance bar separates no-answer queries from answerable ones: no-answer
+    queries with no hit at or above it, of how many; answerable ones whose top hit is, of how many."""
     none = [q for q in queries if not q.expect and q.q.strip()]
     quiet = sum(1 for q in none if all((c or 0) < COVERAGE_BAR for c in coverage.get(q.q, [])))
     answerable = [q for q in queries if q.expect and q.q.strip()]
     confident = sum(1 for q in answerable if any((c or 0) >= COVERAGE_BAR for c in coverage.get(q.q, [])[:1]))
+    return quiet, len(none), confident, len(answerable)
+
+
+def coverage_lines(queries: Sequence[SetQuery], coverage: dict[str, list[float | None]]) -> list[str]:
+    quiet, none, confident, answerable = bar_counts(queries, coverage)
     return [
-        f"Cairn's relevance bar (hit `coverage` >= {COVERAGE_BAR}): {quiet}/{len(none)} no-answer queries come back "
-        f"empty or with every hit below it; {confident}/{len(answerable)} answerable queries have a top hit at or "
+        f"Cairn's relevance bar (hit `coverage` >= {COVERAGE_BAR}): {quiet}/{none} no-answer queries come back "
+        f"empty or with every hit below it; {confident}/{answerable} answerable queries have a top hit at or "
         "above it (the rest are still returned, marked weak by their coverage)."
     ]
 
