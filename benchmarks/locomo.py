@@ -215,6 +215,33 @@ def cairn_factory(workdir: Path, stats: dict[str, float], with_date: bool = Fals
     return build
 
 
+def unshared_evidence(convs: Sequence[Conversation]) -> str:
+    """How many evidence turns, per category, share no word with their question but a speaker's
+    name: whole words as Cairn's search takes them (stemmed; stopwords and particles left out;
+    its prefix matches not counted). No keyword ranking can find such a turn by its own words."""
+    from cairn import tokenize
+    from cairn.index import search_terms
+
+    unshared = dict.fromkeys(CATEGORIES, 0)
+    total = dict.fromkeys(CATEGORIES, 0)
+    for conv in convs:
+        names = {t for speaker in conv.speakers for t in tokenize.tokens(speaker, stem=tokenize.STEM_ENGLISH)}
+        turns = {t.dia_id: t for t in conv.turns}
+        for q in conv.questions:
+            asked = set(search_terms(q.text)) - names
+            for dia_id in q.gold:
+                words = set(tokenize.tokens(turns[dia_id].content(), stem=tokenize.STEM_ENGLISH))
+                total[q.category] += 1
+                unshared[q.category] += not asked & words
+    shares = ", ".join(
+        f"{CATEGORIES[c]} {unshared[c]} of {total[c]} ({unshared[c] / total[c]:.0%})" for c in CATEGORIES
+    )
+    return (
+        "Evidence turns that share no word with their question but a speaker's name (whole words, "
+        f"stemmed, as Cairn's search takes them): {shares}."
+    )
+
+
 # -- evaluation -------------------------------------------------------------------------------
 
 
@@ -312,6 +339,7 @@ def run(with_cairn: bool = True, workdir: Path | None = None) -> str:
                 except Exception as exc:  # report, keep the baselines
                     notes.append(f"{label}: not measured ({type(exc).__name__}: {exc}).")
                     print(f"locomo: Cairn failed: {exc!r}", file=sys.stderr)
+        notes.append(unshared_evidence(convs))
         notes.append(
             "The first Cairn row is the agent-natural layout (date only in the note title and `date` field); "
             "the second also writes the session date into each observation's context, as the baseline "
