@@ -1,7 +1,7 @@
 """A fixed piece of CPU work, timed at the start and end of a run, to compare runs by.
 
 The VMs these benchmarks run on change speed through a day (the same code's 10k search p50 read
-4.2 ms in one run and 11.5 ms in another). Every figure in a report has its baseline from the
+4.9 ms in one run and 11.5 ms in another). Every figure in a report has its baseline from the
 same run beside it, but the targets are absolute; the yardstick says how fast the machine was
 while a report was made, so two reports can be set side by side. The work mixes what Cairn's
 hot paths spend their time on: Python string handling and SQLite FTS5 queries (the standard
