@@ -4,7 +4,7 @@ Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets (and th
 Markdown report and writes it to ``benchmarks/results/report.md``. The basic-memory comparison
 (slow; needs Python >= 3.12) runs only when asked: ``--only peers`` or ``--peers``
 (``make bench BENCH_ARGS=--peers``). The ablations (each keyword technique switched off in
-turn; about ten minutes) run only with ``--only ablations``.
+turn; about twelve minutes) run only with ``--only ablations``.
 """
 
 from __future__ import annotations
@@ -49,16 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.peers and "peers" not in parts:
         parts.append("peers")
     n = args.n or (100_000 if args.large else 10_000)
+    started = datetime.now(UTC)
     yardstick_start_s = yardstick.measure()
-
-    sections = [
-        "# Cairn benchmarks",
-        "",
-        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M UTC}; Python {platform.python_version()}, "
-        f"SQLite {apsw.sqlite_lib_version()} (Cairn, through APSW; the baselines use the standard library's "
-        f"{sqlite3.sqlite_version}), {os.cpu_count()} CPUs, {platform.system()} {platform.machine()}.",
-        "",
-    ]
+    sections: list[str] = []
     failed = False
     for part in parts:
         t0 = time.perf_counter()
@@ -79,8 +72,17 @@ def main(argv: list[str] | None = None) -> int:
             text = f"## {part}\n\nFailed:\n\n```\n{traceback.format_exc()}```\n"
         print(text, flush=True)
         sections += [text, f"_{part}: {time.perf_counter() - t0:.0f} s_", ""]
-    sections[3:3] = ["", yardstick.describe(yardstick_start_s, yardstick.measure())]
-    report = "\n".join(sections)
+    header = [
+        "# Cairn benchmarks",
+        "",
+        f"Run {started:%Y-%m-%d %H:%M UTC}; Python {platform.python_version()}, "
+        f"SQLite {apsw.sqlite_lib_version()} (Cairn, through APSW; the baselines use the standard library's "
+        f"{sqlite3.sqlite_version}), {os.cpu_count()} CPUs, {platform.system()} {platform.machine()}.",
+        "",
+        yardstick.describe(yardstick_start_s, yardstick.measure()),
+        "",
+    ]
+    report = "\n".join(header + sections)
     out = os.path.abspath(args.output)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w", encoding="utf-8") as fh:

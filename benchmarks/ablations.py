@@ -71,10 +71,11 @@ def _locomo(convs: list[locomo.Conversation], workdir: Path) -> list[str]:
     ]
 
 
-def _sets(workdir: Path) -> list[str]:
+def _sets(
+    sets: dict[str, tuple[list[memory_sets.SetNote], list[memory_sets.SetQuery]]], workdir: Path
+) -> list[str]:
     cells = []
-    for key, spec in memory_sets.SETS.items():
-        notes, queries = memory_sets.load(spec.path)
+    for key, (notes, queries) in sets.items():
         folder = workdir / key
         folder.mkdir()
         search = memory_sets.cairn_searcher(notes, folder)
@@ -88,11 +89,12 @@ def _sets(workdir: Path) -> list[str]:
 
 def run(workdir: Path | None = None) -> str:
     convs = locomo.load()
+    sets = {key: memory_sets.load(spec.path) for key, spec in memory_sets.SETS.items()}
     locomo_rows, set_rows = [], []
     for ablation in ablations():
         with applied(ablation), tempfile.TemporaryDirectory(prefix="cairn-ablation-", dir=workdir) as tmp:
             locomo_rows.append([ablation.label, *_locomo(convs, Path(tmp))])
-            set_rows.append([ablation.label, *_sets(Path(tmp))])
+            set_rows.append([ablation.label, *_sets(sets, Path(tmp))])
     categories = [f"{c} {name} R@5" for c, name in locomo.CATEGORIES.items()]
     return "\n".join(
         [

@@ -21,6 +21,7 @@ from .common import tokenize
 _DOCS = 1_500
 _QUERIES = 300
 _SEED = 7
+_REPEATS = 5
 
 
 def _corpus() -> tuple[list[str], list[str]]:
@@ -45,11 +46,11 @@ def _work(docs: list[str], queries: list[str]) -> None:
     db.close()
 
 
-def measure(repeats: int = 5) -> float:
-    """Seconds for the fixed work, best of ``repeats`` (the best is the machine, the rest noise)."""
+def measure() -> float:
+    """Seconds for the fixed work, best of ``_REPEATS`` (the best is the machine, the rest noise)."""
     docs, queries = _corpus()
     times = []
-    for _ in range(repeats):
+    for _ in range(_REPEATS):
         t0 = time.perf_counter()
         _work(docs, queries)
         times.append(time.perf_counter() - t0)
@@ -59,7 +60,7 @@ def measure(repeats: int = 5) -> float:
 def describe(start_s: float, end_s: float) -> str:
     spread = abs(end_s - start_s) / statistics.mean([start_s, end_s])
     return (
-        f"Machine yardstick (fixed Python and SQLite FTS5 work, best of 5): {start_s * 1e3:.0f} ms at "
+        f"Machine yardstick (fixed Python and SQLite FTS5 work, best of {_REPEATS}): {start_s * 1e3:.0f} ms at "
         f"the start of the run, {end_s * 1e3:.0f} ms at the end ({spread:.0%} apart). The targets are "
         "absolute times; on a slower machine every Cairn time and its baseline grow together, so set "
         "reports side by side through this figure and the ratios."
