@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn import InvalidInput, Memory
+from cairn import InvalidInput, Memory, index
 
 
 def titles(hits) -> list[str]:
@@ -22,7 +22,13 @@ def test_expired_notes_are_out_unless_asked(memory: Memory) -> None:
     assert next(h for h in hits if h.title == "Promo").expires.startswith("2020-01-01")
 
 
-def test_a_superseded_note_comes_after_its_replacement(memory: Memory) -> None:
+# 0: every lookup first reads which permalinks are superseded at all, as a snapshot of a vault
+# with thousands of preferences does; 10,000: every lookup asks for its rows' permalinks directly.
+@pytest.mark.parametrize("few_targets", [0, 10_000])
+def test_a_superseded_note_comes_after_its_replacement(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, few_targets: int
+) -> None:
+    monkeypatch.setattr(index, "_FEW_TARGETS", few_targets)
     old = memory.write("Home address", observations=["[fact] lives in Haidian district, building 3"])
     new = memory.write(
         "Moved house", observations=["[fact] now lives in Chaoyang"], fields={"supersedes": [old.permalink]}
@@ -32,6 +38,8 @@ def test_a_superseded_note_comes_after_its_replacement(memory: Memory) -> None:
     assert hits[1].superseded_by == (new.permalink,)
     assert hits[0].superseded_by == ()
     assert titles(memory.search("lives")) == ["Moved house", "Home address"]
+    snap = memory.snapshot("lives")
+    assert [i.title for i in snap.items] == ["Moved house"] and snap.omitted["superseded"] == (old.permalink,)
 
 
 def test_knowledge_is_searchable_and_claims_disagree_openly(memory: Memory) -> None:

@@ -1248,7 +1248,7 @@ class Memory:
                 covered = ranking.coverage([*heading, *counted], ranker)
             extras = (
                 tuple(related[:RELATED_PER_HIT]),
-                tuple(details.superseded[row.id]),
+                details.superseded[row.id],
                 covered,
             )
             if cache is not None:
@@ -1346,7 +1346,7 @@ class _Details:
     lines: dict[int, list[tuple[int, str]]]
     relations: dict[int, list[tuple[str, str, str | None]]]
     backlinks: dict[int, list[tuple[str, str, str]]]
-    superseded: dict[int, list[str]]
+    superseded: dict[int, tuple[str, ...]]
 
 
 class _Links(NamedTuple):
