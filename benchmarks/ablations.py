@@ -1,7 +1,7 @@
 """What each keyword technique adds: Cairn with one of them switched off at a time.
 
 Every row is measured in the same run on LoCoMo (line hits, every question with evidence) and on
-the four memory sets (note hits), so a technique that helps one data set and hurts the others
+the memory sets (note hits), so a technique that helps one data set and hurts the others
 shows as such. The switches are the product's own module constants and functions, set for one
 row and put back after it; Cairn itself has no such options.
 """
@@ -37,6 +37,9 @@ def ablations() -> tuple[Ablation, ...]:
             ((tokenize, "_CJK_FUNCTION_CHARS", frozenset()), (tokenize, "_CJK_QUESTION_PAIRS", frozenset())),
         ),
         Ablation("CJK seams kept in queries", ((tokenize, "seams", lambda runs, known: set()),)),
+        Ablation(
+            "no acronyms (of names, or of queries written out)", ((tokenize, "ACRONYM_LETTERS", (0, -1)),)
+        ),
         Ablation(
             "equal field weights (title = permalink = tags = body)", ((index, "_WEIGHTS", "1, 1, 1, 1, 1"),)
         ),

@@ -467,3 +467,36 @@ def test_ranking_the_matches_in_two_halves_gives_what_one_query_gives(
     monkeypatch.setattr(index, "_CORES", 2)
     assert answers() == whole
     assert memory._index._second is not None  # the halves were ranked on two connections
+
+
+def test_an_acronym_finds_the_name_written_out_and_the_name_finds_the_acronym(filled: Memory) -> None:
+    loan = filled.write(
+        "Student loan",
+        observations=[
+            "[balance] 48,310 pounds on the April statement",
+            "[account] run by the Student Loans Company",
+        ],
+    )
+    visa = filled.write("Partner's visa", observations=["[status] ILR application sent in July"])
+    filled.write("Loans to friends", observations=["[who] lent a company bike to a student"])
+
+    hits = filled.search("SLC")
+    assert titles(hits) == ["Student loan"] and hits[0].coverage == 1.0  # not the same words unnamed
+    line = filled.search("SLC", granularity="line")[0]
+    assert (line.permalink, line.snippet.splitlines()[1]) == (
+        loan.permalink,
+        "- [account] run by the Student Loans Company",
+    )
+
+    hits = filled.search("indefinite leave to remain")
+    assert hits[0].permalink == visa.permalink
+    assert hits[0].coverage == 1.0  # the acronym stands for every word of the query
+
+
+def test_an_acronym_of_a_name_on_a_sensitive_line_stays_private(memory: Memory) -> None:
+    memory.write(
+        "Checkups", observations=["[clinic] yearly at the Royal Marsden Hospital #sensitive", "[note] in May"]
+    )
+    assert memory.search("RMH") == []
+    assert titles(memory.search("RMH", include_sensitive=True)) == ["Checkups"]
+    assert "Checkups" not in [i.title for i in memory.snapshot("RMH").items]

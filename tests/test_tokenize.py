@@ -5,7 +5,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.tokenize import cjk_pairs, index_text, is_cjk, query_terms, seams, stem, tokens
+from cairn.tokenize import (
+    acronyms,
+    cjk_pairs,
+    index_text,
+    is_cjk,
+    query_acronyms,
+    query_terms,
+    seams,
+    stem,
+    tokens,
+)
 
 
 @pytest.mark.parametrize(
@@ -200,3 +210,58 @@ def test_long_text_folds_like_short_text():
     piece = "Café NAÏVE Straße 数据结构 ｶﾀｶﾅ "
     assert len(piece * 20) > 256
     assert tokens(piece * 20) == tokens(piece) * 20
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Managed by the Student Loans Company since 2019", ["slc"]),
+        # Connectors inside a name: written both ways (SAC, but LOI keeps its "on").
+        ("Special Area of Conservation", ["sac", "saoc"]),
+        ("Marine Ecology Progress Series, 2026", ["mep", "meps", "eps"]),
+        ("Research & Development Unit", ["rdu"]),
+        # Punctuation ends a name; two capitalised words give nothing (they start many sentences).
+        ("Hey Caroline! Thanks, Mel.", []),
+        ("Student Loans: Company", []),
+        ("of Student Loans and", []),
+        ("student loans company", []),
+        ("数据结构 Python FTS5", []),
+        ("", []),
+    ],
+)
+def test_acronyms_of_names_written_out(text, expected):
+    assert acronyms(text) == expected
+
+
+def test_acronyms_are_stemmed_as_the_query_for_them_is() -> None:
+    assert acronyms("Scottish Association Marine Science", stem=True) == ["sam", "ams"]
+    assert query_terms("SAMS", stem=True) == ["sam"] == [stem("sams")]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("indefinite leave to remain", ["ilr", "iltr"]),
+        ("loss on ignition", ["loi"]),  # without "on" it would be two letters: too short
+        ("foundation year 2", ["fy2"]),
+        ("Estuarine and Coastal Sciences Association", ["ecsa", "eacsa"]),
+        ("French course", []),
+        ("who did I go to Lisbon with", []),  # seven words: a question, not a name
+        ("家庭 医生 电话", []),
+        ("C++ build flags", []),
+    ],
+)
+def test_a_query_written_out_gives_the_acronym_it_could_stand_for(query, expected):
+    assert query_acronyms(query) == expected
+
+
+@given(
+    st.lists(
+        st.sampled_from(["Student", "Loans", "Company", "NHS", "of", "and", "&", ",", "bike", "数据", "\n"]),
+        max_size=14,
+    ).map(" ".join)
+)
+def test_acronyms_are_index_tokens(text):
+    found = acronyms(text)
+    assert all(a.isalnum() and a == a.lower() and len(a) >= 3 for a in found)
+    assert all(a in index_text(text).split() for a in found)

@@ -570,10 +570,10 @@ class Memory:
         )
         with self._lock:
             self._sync()
-            terms, stats = self._query_terms(query)
+            terms, stats, stands_for = self._query_terms(query)
             if query.strip() and not terms:
                 return []  # only punctuation or symbols: nothing a keyword can match
-            ranker = ranking.Query.build(terms, stats.notes, stats.docs, prefix_terms(terms))
+            ranker = ranking.Query.build(terms, stats.notes, stats.docs, prefix_terms(terms), stands_for)
             if granularity == "line" and terms:
                 return self._line_hits(terms, stats, ranker, filters, limit)
             links = None
@@ -646,12 +646,16 @@ class Memory:
             if row is not None or note_id in read
         ], links
 
-    def _query_terms(self, query: str) -> tuple[list[str], TermStats]:
+    def _query_terms(self, query: str) -> tuple[list[str], TermStats, dict[str, tuple[str, ...]]]:
         """The query's terms, less the CJK seams between words (``tokenize.seams``), and how
-        many notes hold each."""
+        many notes hold each; then the acronym the whole query could stand for, if a note holds
+        it (``tokenize.query_acronyms``), with the terms it stands for."""
         terms = search_terms(query)
         runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
-        stats = self._index.term_stats(list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs)])))
+        acronyms = [a for a in tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH) if a not in terms]
+        stats = self._index.term_stats(
+            list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *acronyms]))
+        )
         if runs:
             seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0)
             terms = [t for t in terms if t not in seams] or terms
@@ -661,7 +665,9 @@ class Memory:
             held = sorted(terms, key=lambda t: (stats.docs.get(t, 0) == 0, stats.docs.get(t, 0)))
             kept = set(held[:MAX_QUERY_TERMS])
             terms = [t for t in terms if t in kept]
-        return terms, stats
+        written_out = tuple(terms)
+        stands_for = {a: written_out for a in acronyms if stats.docs.get(a, 0) > 0}
+        return [*terms, *stands_for], stats, stands_for
 
     def _line_hits(
         self, terms: Sequence[str], stats: TermStats, ranker: ranking.Query, filters: Filters, limit: int
@@ -782,7 +788,7 @@ class Memory:
             every = Filters(scopes=scope_list, include_sensitive=True, include_expired=True, now=now)
             omitted: dict[str, list[str]] = {"sensitive": [], "expired": [], "superseded": []}
             rows: list[tuple[Row, str]] = []
-            terms, stats = self._query_terms(query)
+            terms, stats, _ = self._query_terms(query)
 
             def admit(found: Sequence[Row], why: str) -> None:
                 for row in found:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from . import tokenize
@@ -35,11 +35,14 @@ NEIGHBOUR_SHARE = 0.3  # weight of the best adjacent line's own score
 
 @dataclass(frozen=True)
 class Query:
-    """A query's terms with their weights; ``prefixes`` also match longer words."""
+    """A query's terms with their weights; ``prefixes`` also match longer words. ``stands_for``:
+    acronyms among the terms, each with the terms it is written out as (a text holding the
+    acronym holds them all, and the acronym's own weight is not asked for beside them)."""
 
     terms: tuple[str, ...]
     weights: Mapping[str, float]
     prefixes: frozenset[str]
+    stands_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @cached_property
     def probes(self) -> tuple[str, ...]:
@@ -52,11 +55,35 @@ class Query:
         """Terms that also count as a shorter stem (``tokenize.stem_without_i``)."""
         return {t: short for t in self.terms if (short := tokenize.stem_without_i(t))}
 
+    @cached_property
+    def acronym_like(self) -> frozenset[str]:
+        """Terms that a text may hold only as an acronym of its words (``tokenize.acronyms``)."""
+        low, high = tokenize.ACRONYM_LETTERS
+        return frozenset(
+            t for t in self.terms if low <= len(t) <= high and t.isascii() and t.isalnum() and not t.isdigit()
+        )
+
+    @cached_property
+    def asked_weight(self) -> float:
+        """The weight of what the query asks for: its terms, an acronym counted through its words."""
+        return sum(self.weights[t] for t in self.terms if t not in self.stands_for)
+
+    def held_weight(self, found: set[str]) -> float:
+        """The part of ``asked_weight`` that a text holding the terms ``found`` holds."""
+        for acronym in self.stands_for.keys() & found:
+            found = found | set(self.stands_for[acronym])
+        return sum(self.weights[t] for t in self.terms if t in found and t not in self.stands_for)
+
     @classmethod
     def build(
-        cls, terms: Sequence[str], total: int, df: Mapping[str, int], prefixes: frozenset[str]
+        cls,
+        terms: Sequence[str],
+        total: int,
+        df: Mapping[str, int],
+        prefixes: frozenset[str],
+        stands_for: Mapping[str, tuple[str, ...]] | None = None,
     ) -> Query:
-        return cls(tuple(terms), {t: idf(total, df.get(t, 0)) for t in terms}, prefixes)
+        return cls(tuple(terms), {t: idf(total, df.get(t, 0)) for t in terms}, prefixes, stands_for or {})
 
 
 def for_lines(query: Query, counted: Iterable[Sequence[Counter[str] | None]]) -> Query:
@@ -77,7 +104,7 @@ def for_lines(query: Query, counted: Iterable[Sequence[Counter[str] | None]]) ->
     weights = {
         t: LINE_IDF_SHARE * idf(lines, df[t]) + (1 - LINE_IDF_SHARE) * query.weights[t] for t in query.terms
     }
-    return Query(query.terms, weights, query.prefixes)
+    return Query(query.terms, weights, query.prefixes, query.stands_for)
 
 
 def idf(total: int, df: int) -> float:
@@ -96,13 +123,35 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
     """
     # Folded as the index folds (accents too), so "naïve" holds the probe of "naive"; all at once,
     # since folding never adds or removes a line break.
-    folded = tokenize.fold("\n".join(texts)).split("\n") if texts else []
+    joined = "\n".join(texts)
+    folded = tokenize.fold(joined).split("\n") if texts else []
     if len(folded) != len(texts):  # a text with a line break of its own
         folded = [tokenize.fold(text) for text in texts]
+    if query.acronym_like and tokenize.may_hold_acronyms(joined):
+        return _term_counts_with_acronyms(texts, folded, query)
     counted: list[Counter[str] | None] = []
     for text in folded:
         if any(p in text for p in query.probes):
             counted.append(Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH, folded=True)))
+        else:
+            counted.append(None)
+    return counted
+
+
+def _term_counts_with_acronyms(
+    texts: Sequence[str], folded: Sequence[str], query: Query
+) -> list[Counter[str] | None]:
+    """``term_counts`` where a name written out (``Student Loans Company``) also holds the
+    acronym asked for (``slc``), as the index holds it (``tokenize.acronyms``)."""
+    counted: list[Counter[str] | None] = []
+    for text, original in zip(folded, texts, strict=True):
+        named = [
+            a for a in tokenize.acronyms(original, stem=tokenize.STEM_ENGLISH) if a in query.acronym_like
+        ]
+        if named or any(p in text for p in query.probes):
+            counts = Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH, folded=True))
+            counts.update(named)
+            counted.append(counts)
         else:
             counted.append(None)
     return counted
@@ -134,18 +183,22 @@ def line_bm25(
         sum(c.values()) if c else max(1, len(text) // 4) for c, text in zip(counted, lines, strict=True)
     ]
     average = sum(lengths) / len(lengths)
-    total_weight = sum(query.weights[t] for t in query.terms) or 1.0
+    total_weight = query.asked_weight or 1.0
     scores = []
     for counts, length in zip(counted, lengths, strict=True):
         score = held = 0.0
         if counts:
             norm = K1 * (1 - B + B * length / average)
+            found = []
             for term in query.terms:
                 tf = _tf(counts, term, query)
                 if tf:
                     score += query.weights[term] * tf * (K1 + 1) / (tf + norm)
                     held += query.weights[term]
-        scores.append(score * (held / total_weight) ** COORDINATION if score else 0.0)
+                    found.append(term)
+            if query.stands_for and score:
+                held = query.held_weight(set(found))
+        scores.append(score * min(1.0, held / total_weight) ** COORDINATION if score else 0.0)
     return scores
 
 
@@ -155,12 +208,12 @@ def coverage(counted: Iterable[Counter[str] | None], query: Query) -> float:
     A relevance bar that BM25 scores cannot give: they have no fixed scale, but a hit that holds
     only a third of what was asked for is a weak hit whatever its rank.
     """
-    total = sum(query.weights[t] for t in query.terms)
+    total = query.asked_weight
     if not total:
         return 1.0
     found = {t for counts in counted if counts for t in query.terms if _tf(counts, t, query)}
     # Summed in query order (a set's order changes from run to run, and so would the last bit).
-    return min(1.0, sum(query.weights[t] for t in query.terms if t in found) / total)
+    return min(1.0, query.held_weight(found) / total)
 
 
 def blend(line_scores: Sequence[float], note_share: float) -> list[float]:

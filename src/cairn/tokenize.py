@@ -12,6 +12,8 @@ Unicode letters and digits only (``token.isalnum()``), so ``unicode61`` keeps it
   query for ``数据结构`` (bigrams ``数据 据结 结构``) finds ``数据结构课`` with no dictionary.
   Every character of a run starts exactly one token, so a one-character query is a prefix
   query (``课*``); storing every unigram as well would make the index a third larger for them.
+- A name written out in capitalised words is indexed as its initials too (``acronyms``), and a
+  query written out asks for the acronym it could stand for (``query_acronyms``).
 """
 
 from __future__ import annotations
@@ -26,10 +28,13 @@ from functools import lru_cache
 import Stemmer
 
 __all__ = [
+    "acronyms",
     "cjk_pairs",
     "fold",
     "index_text",
     "is_cjk",
+    "may_hold_acronyms",
+    "query_acronyms",
     "query_terms",
     "seams",
     "stem",
@@ -80,6 +85,90 @@ _CJK_QUESTION_TEXT = "几点 几号 几个 几天 几次 几岁 几年 几月 �
 _CJK_QUESTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split())
 
 
+# Acronyms: "Special Area of Conservation" is also SAC, "loss on ignition" also LOI. Written
+# forms drop or keep the short words inside (SAC, but LOI), so both are made.
+ACRONYM_LETTERS = (3, 6)  # shorter ones are mostly noise (two capitals start many sentences)
+_CONNECTORS = frozenset(
+    {"of", "and", "for", "the", "on", "in", "to", "at", "de", "du", "la", "von", "van", "&"}
+)
+_SEGMENT_RE = re.compile(r"[^\w\s&'’-]+|\s-+\s|\n")  # punctuation ends a run of capitalised words
+_CAPITALISED = r"[A-Z][\w'’-]*"
+# Three capitalised words in a row (connectors between them allowed): the least a text needs to
+# give an acronym. One search of a whole note's text spares most notes the word-by-word walk.
+_NAME_RE = re.compile(
+    rf"{_CAPITALISED}(?:[ \t]+(?:(?:{'|'.join(map(re.escape, sorted(_CONNECTORS)))})[ \t]+)*{_CAPITALISED}){{2}}"
+)
+
+
+def may_hold_acronyms(text: str) -> bool:
+    """False when ``acronyms`` of the text, or of any line of it, is sure to be empty."""
+    return _NAME_RE.search(text) is not None
+
+
+def acronyms(text: str, *, stem: bool = False) -> list[str]:
+    """The acronyms a text's names could be written as: ``Student Loans Company`` -> ``slc``.
+
+    A name is a run of capitalised words, with short connectors (``of``, ``and`` ...) inside it;
+    each stretch of 3 to 6 of its capitalised words gives its initials, with and without the
+    connectors' (``Special Area of Conservation``: ``sac`` and ``saoc``). Indexed beside the
+    text's own tokens, so that a query for the acronym finds the name written out.
+    """
+    if not may_hold_acronyms(text):
+        return []
+    low, high = ACRONYM_LETTERS
+    found: list[str] = []
+    for segment in _SEGMENT_RE.split(text):
+        run: list[str] = []  # initials of the run so far; a connector's is marked with "~"
+        for word in [*segment.split(), ""]:
+            if word[:1].isascii() and word[:1].isupper():
+                run.append(word[0].lower())
+                continue
+            if word.lower() in _CONNECTORS and run and run[-1][0] != "~":
+                run.append("~" + word[0].lower() if word.isalpha() else "~")  # "&" has no letter to give
+                continue
+            while run and run[-1][0] == "~":  # a run ends on a capitalised word
+                run.pop()
+            for start in range(len(run)):
+                if run[start][0] == "~":
+                    continue
+                content = connectors = ""
+                for initial in run[start:]:
+                    if initial[0] == "~":
+                        connectors += initial[1:]
+                        continue
+                    content += initial
+                    connectors += initial
+                    if len(content) > high:
+                        break
+                    if len(content) >= low:
+                        found.append(content)
+                        if len(connectors) != len(content) and len(connectors) <= high:
+                            found.append(connectors)
+            run = []
+    if stem:
+        found = [_stem(a) for a in found]
+    return list(dict.fromkeys(found))
+
+
+def query_acronyms(text: str, *, stem: bool = False) -> list[str]:
+    """What a query written out could stand for as an acronym: ``indefinite leave to remain``
+    -> ``ilr`` (and ``iltr``). Only a query of 3 to 6 English words or numbers, taken whole
+    (numbers whole too: ``foundation year 2`` -> ``fy2``); none for one with other characters."""
+    words = text.split()
+    if not ACRONYM_LETTERS[0] <= len(words) <= ACRONYM_LETTERS[1] or not all(
+        w.isascii() and w.isalnum() for w in words
+    ):
+        return []
+    initials = [(w if w.isdigit() else w[0]).lower() for w in words]
+    made = [
+        "".join(i for i, w in zip(initials, words, strict=True) if w.lower() not in _STOPWORDS),
+        "".join(initials),
+    ]
+    low, high = ACRONYM_LETTERS
+    kept = [a for a in dict.fromkeys(made) if low <= len(a) <= high and not a.isdigit()]
+    return [_stem(a) for a in kept] if stem else kept
+
+
 def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
     """Split text into index tokens, in text order.
 
@@ -106,8 +195,9 @@ def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
 
 
 def index_text(text: str, *, stem: bool = False) -> str:
-    """Return ``tokens(text)`` joined by single spaces, ready for an FTS5 column."""
-    return " ".join(tokens(text, stem=stem))
+    """Return ``tokens(text)`` and the text's ``acronyms`` joined by single spaces, ready for an
+    FTS5 column."""
+    return " ".join(tokens(text, stem=stem) + acronyms(text, stem=stem))
 
 
 def query_terms(text: str, *, stem: bool = False) -> list[str]:
