@@ -207,7 +207,8 @@ def _ratio(peer: float | None, ours: float | None) -> str:
     if not peer or not ours:
         return "—"
     r = peer / ours
-    return f"{r:.0f}x" if r >= 100 else f"{r:.1f}x" if r >= 1 else f"{r:.2f}x"
+    # Two significant figures below 1: a rate 200 times lower is 0.005x, not "0.00x".
+    return f"{r:.0f}x" if r >= 100 else f"{r:.1f}x" if r >= 1 else f"{r:.2g}x"
 
 
 def measure_cairn(vault: Path, home: Path, qs: list[str], cli_qs: list[str]) -> dict:
