@@ -4,7 +4,7 @@ Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets (and th
 Markdown report and writes it to ``benchmarks/results/report.md``. The basic-memory comparison
 (slow; needs Python >= 3.12) runs only when asked: ``--only peers`` or ``--peers``
 (``make bench BENCH_ARGS=--peers``). The ablations (each keyword technique switched off in
-turn; about twelve minutes) run only with ``--only ablations``.
+turn; about seventeen minutes) run only with ``--only ablations``.
 """
 
 from __future__ import annotations
