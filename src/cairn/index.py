@@ -458,14 +458,21 @@ class Index:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def file_states(self) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
-        """Of every file the index has seen: path -> (size, mtime_ns), and path -> content hash."""
-        stamps: dict[str, tuple[int, int]] = {}
+    def file_stamps(self) -> dict[str, tuple[int, int]]:
+        """Of every file the index has seen: path -> (size, mtime_ns)."""
+        return {
+            path: (size, mtime)
+            for path, size, mtime in self.db.execute("SELECT path, size, mtime_ns FROM notes")
+        }
+
+    def digests_of(self, paths: Sequence[str]) -> dict[str, str]:
+        """The content hash the index holds for each of ``paths`` it has seen."""
         digests: dict[str, str] = {}
-        for path, size, mtime, digest in self.db.execute("SELECT path, size, mtime_ns, hash FROM notes"):
-            stamps[path] = (size, mtime)
-            digests[path] = digest
-        return stamps, digests
+        for chunk in _chunks(paths):
+            digests.update(
+                self.db.execute(f"SELECT path, hash FROM notes WHERE path IN ({_marks(chunk)})", chunk)
+            )
+        return digests
 
     def insert(self, record: NoteRecord) -> None:
         """Put one file's rows in place of whatever the index held for its path."""
