@@ -565,7 +565,7 @@ class Index:
             "SELECT n.id, n.permalink, n.scope, n.sensitivity, n.expires_ts FROM notes n"
             f" WHERE {where} ORDER BY n.permalink, n.modified_ts DESC, n.path"
         )
-        return list(map(NoteKey._make, self.db.execute(sql, params)))
+        return [NoteKey(*r) for r in self.db.execute(sql, params)]
 
     def twin_path(self, path: str) -> str | None:
         """The file (a note, or a damaged one) whose path differs from ``path`` only in case, width
@@ -818,9 +818,10 @@ class Index:
                 )
         # Newest replacement first (undated last), then by permalink.
         replaced: dict[int, tuple[str, ...]] = dict.fromkeys((r.id for r in rows), ())
-        for r in rows if found else ():
-            if (r.permalink, r.scope) in found:
-                replaced[r.id] = tuple(p for *_, p in sorted(found[r.permalink, r.scope]))
+        if found:
+            for r in rows:
+                if (r.permalink, r.scope) in found:
+                    replaced[r.id] = tuple(p for *_, p in sorted(found[r.permalink, r.scope]))
         return replaced
 
     def claim_holders(self, filters: Filters, claim_key: str) -> list[Row]:

@@ -153,8 +153,8 @@ class Memory:
         with contextlib.suppress(OSError):  # only a cache: never a reason to fail
             index.remove_stale_versions(self.index_path.parent, vault_id)
         # What the index holds of each file: (size, mtime) to spot a change. The hash that confirms
-        # one is read for the changed files only: held for every file it took 37 ms and ~15 MB at
-        # 100k notes, in every command.
+        # one is read for the changed files only: held for every file, it cost 37 ms and 16 MB at
+        # 100k notes in every command.
         try:
             self._stamps = self._index.file_stamps()
         except DAMAGED_INDEX:

@@ -127,33 +127,24 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
     folded = tokenize.fold(joined).split("\n") if texts else []
     if len(folded) != len(texts):  # a text with a line break of its own
         folded = [tokenize.fold(text) for text in texts]
-    if query.acronym_like and tokenize.may_hold_acronyms(joined):
-        return _term_counts_with_acronyms(texts, folded, query)
     counted: list[Counter[str] | None] = []
     for text in folded:
         if any(p in text for p in query.probes):
             counted.append(Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH, folded=True)))
         else:
             counted.append(None)
-    return counted
-
-
-def _term_counts_with_acronyms(
-    texts: Sequence[str], folded: Sequence[str], query: Query
-) -> list[Counter[str] | None]:
-    """``term_counts`` where a name written out (``Student Loans Company``) also holds the
-    acronym asked for (``slc``), as the index holds it (``tokenize.acronyms``)."""
-    counted: list[Counter[str] | None] = []
-    for text, original in zip(folded, texts, strict=True):
-        named = [
-            a for a in tokenize.acronyms(original, stem=tokenize.STEM_ENGLISH) if a in query.acronym_like
-        ]
-        if named or any(p in text for p in query.probes):
-            counts = Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH, folded=True))
-            counts.update(named)
-            counted.append(counts)
-        else:
-            counted.append(None)
+    # A name written out (``Student Loans Company``) holds the acronym asked for (``slc``), as the
+    # index holds it; one search of the whole note spares most notes the look at each line.
+    if query.acronym_like and tokenize.may_hold_acronyms(joined):
+        for i, original in enumerate(texts):
+            if named := [
+                a for a in tokenize.acronyms(original, stem=tokenize.STEM_ENGLISH) if a in query.acronym_like
+            ]:
+                counts = counted[i] or Counter(
+                    tokenize.tokens(folded[i], stem=tokenize.STEM_ENGLISH, folded=True)
+                )
+                counts.update(named)
+                counted[i] = counts
     return counted
 
 
@@ -189,15 +180,13 @@ def line_bm25(
         score = held = 0.0
         if counts:
             norm = K1 * (1 - B + B * length / average)
-            found = []
             for term in query.terms:
                 tf = _tf(counts, term, query)
                 if tf:
                     score += query.weights[term] * tf * (K1 + 1) / (tf + norm)
                     held += query.weights[term]
-                    found.append(term)
-            if query.stands_for and score:
-                held = query.held_weight(set(found))
+            if query.stands_for and score:  # an acronym's weight counts as its words'
+                held = query.held_weight({t for t in query.terms if _tf(counts, t, query)})
         scores.append(score * min(1.0, held / total_weight) ** COORDINATION if score else 0.0)
     return scores
 

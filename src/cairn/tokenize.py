@@ -22,7 +22,7 @@ import bisect
 import operator
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 import Stemmer
@@ -115,39 +115,50 @@ def acronyms(text: str, *, stem: bool = False) -> list[str]:
     """
     if not may_hold_acronyms(text):
         return []
+    found = [a for segment in _SEGMENT_RE.split(text) for name in _names(segment) for a in _stretches(name)]
+    return list(dict.fromkeys(_stem(a) for a in found) if stem else dict.fromkeys(found))
+
+
+def _names(segment: str) -> Iterator[list[tuple[str, bool]]]:
+    """The runs of capitalised words in ``segment`` (no punctuation inside), each as its words'
+    (initial, is a connector); connectors only between capitalised words."""
+    name: list[tuple[str, bool]] = []
+    for word in segment.split():
+        if word[:1].isascii() and word[:1].isupper():
+            name.append((word[0].lower(), False))
+        elif word.lower() in _CONNECTORS and name and not name[-1][1]:
+            name.append((word[0].lower() if word.isalpha() else "", True))  # "&" has no letter to give
+        else:
+            yield _without_trailing_connectors(name)
+            name = []
+    yield _without_trailing_connectors(name)
+
+
+def _without_trailing_connectors(name: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    while name and name[-1][1]:
+        name.pop()
+    return name
+
+
+def _stretches(name: list[tuple[str, bool]]) -> Iterator[str]:
+    """Initials of each stretch of ``ACRONYM_LETTERS`` capitalised words of a name, without and
+    with the connectors' letters inside it."""
     low, high = ACRONYM_LETTERS
-    found: list[str] = []
-    for segment in _SEGMENT_RE.split(text):
-        run: list[str] = []  # initials of the run so far; a connector's is marked with "~"
-        for word in [*segment.split(), ""]:
-            if word[:1].isascii() and word[:1].isupper():
-                run.append(word[0].lower())
+    for start, (_, connector) in enumerate(name):
+        if connector:
+            continue
+        content = spelled = ""
+        for initial, connector in name[start:]:
+            spelled += initial
+            if connector:
                 continue
-            if word.lower() in _CONNECTORS and run and run[-1][0] != "~":
-                run.append("~" + word[0].lower() if word.isalpha() else "~")  # "&" has no letter to give
-                continue
-            while run and run[-1][0] == "~":  # a run ends on a capitalised word
-                run.pop()
-            for start in range(len(run)):
-                if run[start][0] == "~":
-                    continue
-                content = connectors = ""
-                for initial in run[start:]:
-                    if initial[0] == "~":
-                        connectors += initial[1:]
-                        continue
-                    content += initial
-                    connectors += initial
-                    if len(content) > high:
-                        break
-                    if len(content) >= low:
-                        found.append(content)
-                        if len(connectors) != len(content) and len(connectors) <= high:
-                            found.append(connectors)
-            run = []
-    if stem:
-        found = [_stem(a) for a in found]
-    return list(dict.fromkeys(found))
+            content += initial
+            if len(content) > high:
+                break
+            if len(content) >= low:
+                yield content
+                if spelled != content and len(spelled) <= high:
+                    yield spelled
 
 
 def query_acronyms(text: str, *, stem: bool = False) -> list[str]:
