@@ -33,8 +33,8 @@ def ablations() -> tuple[Ablation, ...]:
         Ablation("no English stemming (Snowball)", ((tokenize, "STEM_ENGLISH", False),)),
         Ablation("English stopwords kept in queries", ((tokenize, "_STOPWORDS", frozenset()),)),
         Ablation(
-            "Chinese particle and question-word pairs kept in queries",
-            ((tokenize, "_CJK_FUNCTION_CHARS", frozenset()), (tokenize, "_CJK_QUESTION_PAIRS", frozenset())),
+            "Chinese particles, question and function words kept in queries",
+            ((tokenize, "_CJK_FUNCTION_CHARS", frozenset()), (tokenize, "_CJK_FUNCTION_PAIRS", frozenset())),
         ),
         Ablation("CJK seams kept in queries", ((tokenize, "seams", lambda runs, known: set()),)),
         Ablation(

@@ -193,6 +193,15 @@ def test_chinese_question_words_leave_the_query() -> None:
     assert query_terms("几何作业") == ["几何", "何作", "作业"]
 
 
+def test_chinese_function_words_leave_the_query_as_english_stopwords_do() -> None:
+    # 一般, 已经, 是: how the question is put, not what it asks about; the pairs that straddle
+    # them are seams between words.
+    assert query_terms("社区义诊一般安排在周六") == ["社区", "区义", "义诊", "安排", "排在", "在周", "周六"]
+    assert query_terms("摄影课已经上到第五节") == ["摄影", "影课", "上到", "到第", "第五", "五节"]
+    assert query_terms("例会是每周三") == ["例会", "每周", "周三"]
+    assert query_terms("一般") == ["一般"]  # nothing else to ask for: kept
+
+
 def test_a_pair_between_two_known_words_is_a_seam() -> None:
     known = {"高铁", "喜欢", "朋友", "生日"}.__contains__
     assert cjk_pairs("高铁喜欢 ok 朋友") == [["高铁", "铁喜", "喜欢"], ["朋友"]]

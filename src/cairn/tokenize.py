@@ -76,13 +76,20 @@ _STOPWORD_TEXT = """
 """
 # The last line: what an apostrophe leaves of possessives and contractions (sister's, don't, I'll).
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-# Chinese particles, pronouns and question words: characters that rarely start or end a content word.
-_CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊么哪怎谁什我你他她它")
+# Chinese particles, pronouns, question words and the copula 是: characters that rarely start or
+# end a content word.
+_CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊么哪怎谁什我你他她它是")
 # Question words made of two characters that each also begin content words (几 in 几何, 多 in
-# 多数, 如 in 如果): dropped as whole pairs, with the pairs that straddle them, as the
-# characters above are.
+# 多数, 如 in 如果), then common function words (已经, 因为, 时候): Chinese has no spaces to
+# leave them out, as English stopwords are. Dropped as whole pairs, with the pairs that
+# straddle them, as the characters above are.
 _CJK_QUESTION_TEXT = "几点 几号 几个 几天 几次 几岁 几年 几月 几时 几分 几位 多少 多久 多大 多长 如何 是否"
-_CJK_QUESTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split())
+_CJK_FUNCTION_TEXT = """
+    已经 以后 以前 一般 一共 一直 一起 一下 一些 一定 一样 可以 应该 能够 这个 那个 这些 那些
+    这样 那样 这么 那么 怎样 因为 所以 但是 然后 还是 就是 或者 如果 虽然 而且 并且 不过 只是
+    还有 之前 之后 时候 的话 自己 比较 非常 特别 总是 经常 有点 没有 不是 其他 其实 关于 对于
+"""
+_CJK_FUNCTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split() + _CJK_FUNCTION_TEXT.split())
 
 
 # Acronyms: "Special Area of Conservation" is also SAC, "loss on ignition" also LOI. Written
@@ -217,7 +224,8 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
     English stopwords are dropped unless nothing else would be left. A one-character CJK run
     gives its unigram; a longer run gives only its bigrams, which must appear side by side in
     a document for all of them to match. Bigrams that hold a Chinese particle, pronoun or
-    question word (的 了 吗 什 么 我 ...) are dropped like stopwords.
+    question word (的 了 吗 什 么 我 ...), or that are or straddle a function word (已经, 时候),
+    are dropped like stopwords.
 
     Args:
         text: the query as a person or a model typed it.
@@ -233,7 +241,7 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
             if len(run) == 1:
                 (stopped if run in _CJK_FUNCTION_CHARS else kept).append(run)
             else:
-                asked = {i for i in range(len(run) - 1) if run[i : i + 2] in _CJK_QUESTION_PAIRS}
+                asked = {i for i in range(len(run) - 1) if run[i : i + 2] in _CJK_FUNCTION_PAIRS}
                 for i in range(len(run) - 1):
                     pair = run[i : i + 2]
                     # A pair holding a particle or question word ("有什", "什么", "的生", "课几")
