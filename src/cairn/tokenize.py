@@ -89,7 +89,9 @@ _CJK_FUNCTION_TEXT = """
     这样 那样 这么 那么 怎样 因为 所以 但是 然后 还是 就是 或者 如果 虽然 而且 并且 不过 只是
     还有 之前 之后 时候 的话 自己 比较 非常 特别 总是 经常 有点 没有 不是 其他 其实 关于 对于
 """
-_CJK_FUNCTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split() + _CJK_FUNCTION_TEXT.split())
+# 哪 ("which") with a measure word: the pair after 哪个 is a seam too ("哪个座位": 个座).
+_CJK_WHICH = [f"哪{measure}" for measure in "个家位些里儿天次种年门所本条款件张只间"]
+_CJK_FUNCTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split() + _CJK_FUNCTION_TEXT.split() + _CJK_WHICH)
 
 
 # Acronyms: "Special Area of Conservation" is also SAC, "loss on ignition" also LOI. Written
