@@ -38,7 +38,8 @@ def ablations() -> tuple[Ablation, ...]:
         ),
         Ablation("CJK seams kept in queries", ((tokenize, "seams", lambda runs, known: set()),)),
         Ablation(
-            "no acronyms (of names, or of queries written out)", ((tokenize, "ACRONYM_LETTERS", (0, -1)),)
+            "no acronyms (of names, or of queries written out), no Chinese abbreviations",
+            ((tokenize, "ACRONYM_LETTERS", (0, -1)), (tokenize, "ABBREVIATION_CHARS", (0, -1))),
         ),
         Ablation(
             "equal field weights (title = permalink = tags = body)", ((index, "_WEIGHTS", "1, 1, 1, 1, 1"),)

@@ -493,6 +493,16 @@ def test_an_acronym_finds_the_name_written_out_and_the_name_finds_the_acronym(fi
     assert hits[0].coverage == 1.0  # the acronym stands for every word of the query
 
 
+def test_a_chinese_name_written_out_finds_its_abbreviation(filled: Memory) -> None:
+    social = filled.write("梁小燕", observations=["[role] 长者中心的社工，负责独居老人探访"])
+    filled.write("周末安排", observations=["[plan] 周六去社区中心上书法课，工作日不排课"])
+
+    hits = filled.search("社会工作者")
+    assert hits[0].permalink == social.permalink
+    assert hits[0].coverage == 1.0  # 社工 stands for the whole query
+    assert "梁小燕" not in titles(filled.search("社会 工作者"))  # two runs: not one name, no 社工
+
+
 def test_an_acronym_of_a_name_on_a_sensitive_line_stays_private(memory: Memory) -> None:
     memory.write(
         "Checkups", observations=["[clinic] yearly at the Royal Marsden Hospital #sensitive", "[note] in May"]

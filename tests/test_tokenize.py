@@ -10,6 +10,7 @@ from cairn.tokenize import (
     cjk_pairs,
     index_text,
     is_cjk,
+    query_abbreviations,
     query_acronyms,
     query_terms,
     seams,
@@ -265,6 +266,23 @@ def test_acronyms_are_stemmed_as_the_query_for_them_is() -> None:
 )
 def test_a_query_written_out_gives_the_acronym_it_could_stand_for(query, expected):
     assert query_acronyms(query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("社会工作者", ["社工", "社者"]),
+        ("三级甲等医院", ["三甲", "三医"]),
+        ("重大疾病保险", ["重疾", "重保"]),
+        # Characters inside a two-character word are not taken: no 泰证, which 华泰证券 holds.
+        ("泰国旅行签证", ["泰旅", "泰签"]),
+        ("高铁", []),  # too short to be written out
+        ("数据结构 先修课", []),  # two runs: not one name
+        ("社工 hours", []),
+    ],
+)
+def test_a_chinese_name_written_out_gives_what_it_could_be_shortened_to(query, expected):
+    assert query_abbreviations(query) == expected
 
 
 @given(

@@ -100,6 +100,8 @@ ACRONYM_LETTERS = (3, 6)  # shorter ones are mostly noise (two capitals start ma
 _CONNECTORS = frozenset(
     {"of", "and", "for", "the", "on", "in", "to", "at", "de", "du", "la", "von", "van", "&"}
 )
+# Chinese names shortened (社会工作者: 社工), found from a query that writes them out.
+ABBREVIATION_CHARS = (4, 8)
 _SEGMENT_RE = re.compile(r"[^\w\s&'’-]+|\s-+\s|\n")  # punctuation ends a run of capitalised words
 _CAPITALISED = r"[A-Z][\w'’-]*"
 # Three capitalised words in a row (connectors between them allowed): the least a text needs to
@@ -187,6 +189,24 @@ def query_acronyms(text: str, *, stem: bool = False) -> list[str]:
     low, high = ACRONYM_LETTERS
     kept = [a for a in dict.fromkeys(made) if low <= len(a) <= high and not a.isdigit()]
     return [_stem(a) for a in kept] if stem else kept
+
+
+def query_abbreviations(text: str) -> list[str]:
+    """What a Chinese name written out could be shortened to: its first character with the first
+    of a later word, taking words as two characters, as most are (``社会工作者`` -> ``社工``,
+    ``三级甲等医院`` -> ``三甲``, ``重大疾病保险`` -> ``重疾``, which also finds ``重疾险``). Only for a
+    query that is one run of ``ABBREVIATION_CHARS`` CJK characters, taken whole, as a name is.
+
+    Characters inside a two-character word are left out: ``泰国旅行签证`` would otherwise ask for
+    ``泰证``, which ``华泰证券`` holds.
+    """
+    runs = _runs(text)
+    low, high = ABBREVIATION_CHARS
+    if len(runs) != 1 or runs[0][0] != "cjk" or not low <= len(runs[0][1]) <= high:
+        return []
+    run = runs[0][1]
+    own = {run[i : i + 2] for i in range(len(run) - 1)}
+    return [pair for pair in dict.fromkeys(run[0] + c for c in run[2::2]) if pair not in own]
 
 
 def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
