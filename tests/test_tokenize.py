@@ -276,6 +276,7 @@ def test_a_query_written_out_gives_the_acronym_it_could_stand_for(query, expecte
         ("重大疾病保险", ["重疾", "重保"]),
         # Characters inside a two-character word are not taken: no 泰证, which 华泰证券 holds.
         ("泰国旅行签证", ["泰旅", "泰签"]),
+        ("室友的生日是哪天", ["室日"]),  # no 室的, 室哪: particles and question words start no word
         ("高铁", []),  # too short to be written out
         ("数据结构 先修课", []),  # two runs: not one name
         ("社工 hours", []),

@@ -655,9 +655,8 @@ class Memory:
         with the terms they stand for."""
         terms = search_terms(query)
         runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
-        shortened = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH) + tokenize.query_abbreviations(
-            query
-        )
+        shortened = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
+        shortened += tokenize.query_abbreviations(query)
         acronyms = [a for a in shortened if a not in terms]
         stats = self._index.term_stats(
             list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *acronyms]))

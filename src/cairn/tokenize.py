@@ -198,7 +198,7 @@ def query_abbreviations(text: str) -> list[str]:
     query that is one run of ``ABBREVIATION_CHARS`` CJK characters, taken whole, as a name is.
 
     Characters inside a two-character word are left out: ``泰国旅行签证`` would otherwise ask for
-    ``泰证``, which ``华泰证券`` holds.
+    ``泰证``, which ``华泰证券`` holds. So are particles and question words (``室友的生日``: no ``室的``).
     """
     runs = _runs(text)
     low, high = ABBREVIATION_CHARS
@@ -206,7 +206,8 @@ def query_abbreviations(text: str) -> list[str]:
         return []
     run = runs[0][1]
     own = {run[i : i + 2] for i in range(len(run) - 1)}
-    return [pair for pair in dict.fromkeys(run[0] + c for c in run[2::2]) if pair not in own]
+    made = (run[0] + c for c in run[2::2] if c not in _CJK_FUNCTION_CHARS)
+    return [pair for pair in dict.fromkeys(made) if pair not in own]
 
 
 def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
