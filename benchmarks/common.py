@@ -1,14 +1,38 @@
-"""Shared helpers: paths, the baseline tokenizer, metrics and Markdown tables."""
+"""Shared helpers: paths, the baseline tokenizer, metrics, Markdown tables and a fixed clock."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
+from unittest import mock
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
+
+
+WRITTEN_FROM = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)  # when benchmark vaults are written
+
+
+@contextlib.contextmanager
+def a_minute_apart() -> Iterator[None]:
+    """Within it, each note Cairn writes is ``modified`` a minute after the one before, from
+    ``WRITTEN_FROM``. Ties in score fall to the newest note; on the wall clock, notes written
+    within one second tie on that too and fall by permalink instead, and which notes share a
+    second changes from run to run (the first Chinese set's MRR read 0.899 or 0.907)."""
+    from cairn import memory
+
+    minutes = itertools.count()
+
+    def written_at(tz: tzinfo) -> str:
+        return (WRITTEN_FROM + timedelta(minutes=next(minutes))).astimezone(tz).isoformat()
+
+    with mock.patch.object(memory, "now_iso", written_at):
+        yield
 
 
 def locomo_path() -> Path:

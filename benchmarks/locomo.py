@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .baselines import BM25Baseline, FTS5Baseline
-from .common import locomo_path, md_table, mean, recall_at
+from .common import a_minute_apart, locomo_path, md_table, mean, recall_at
 
 KS = (5, 10, 25, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -179,19 +179,20 @@ def cairn_factory(workdir: Path, stats: dict[str, float], with_date: bool = Fals
         a, b = conv.speakers
         line_ids: dict[tuple[str, int], str] = {}
         t0 = time.perf_counter()
-        for s in conv.sessions:
-            note = mem.write(
-                f"Session {s.number} — {a} & {b}, {session_date(s.date)}",
-                observations=[observation(t, with_date) for t in s.turns],
-                tags=[a, b],
-                fields={"date": session_date(s.date), "session": s.number, "sample": conv.sample_id},
-                folder="sessions",
-            )
-            note = mem.read(note.permalink)
-            for obs in note.observations:
-                m = _DIA.match(obs.context or "")
-                if m:
-                    line_ids[(note.path, obs.line)] = m.group()
+        with a_minute_apart():  # the same figures on every run
+            for s in conv.sessions:
+                note = mem.write(
+                    f"Session {s.number} — {a} & {b}, {session_date(s.date)}",
+                    observations=[observation(t, with_date) for t in s.turns],
+                    tags=[a, b],
+                    fields={"date": session_date(s.date), "session": s.number, "sample": conv.sample_id},
+                    folder="sessions",
+                )
+                note = mem.read(note.permalink)
+                for obs in note.observations:
+                    m = _DIA.match(obs.context or "")
+                    if m:
+                        line_ids[(note.path, obs.line)] = m.group()
         stats["load_s"] = stats.get("load_s", 0.0) + time.perf_counter() - t0
         expected = sum(len(s.turns) for s in conv.sessions)
         if len(line_ids) != expected:

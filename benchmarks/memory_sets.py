@@ -11,19 +11,16 @@ that have no answer, how many come back empty.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
-from unittest import mock
 
 from .baselines import FTS5Baseline
-from .common import md_table, mean, recall_at, reciprocal_rank
+from .common import a_minute_apart, md_table, mean, recall_at, reciprocal_rank
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -95,7 +92,6 @@ SETS = {
 }
 K = 5
 LIMIT = 10
-WRITTEN_FROM = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)  # when cairn_searcher's notes are written
 
 
 @dataclass(frozen=True)
@@ -165,18 +161,10 @@ def baseline_searcher(notes: Sequence[SetNote], tokenize_spec: str) -> Searcher:
 
 
 def cairn_searcher(notes: Sequence[SetNote], workdir: Path) -> Searcher:
-    from cairn import Memory, memory
+    from cairn import Memory
 
     mem = Memory.open(workdir / "vault", home=workdir / "home")
-    # Each note is written a minute after the one before. Ties in score fall to the newest note;
-    # on the wall clock, notes written within one second tie on that too and fall by permalink
-    # instead, which moved the first Chinese set's MRR between 0.899 and 0.907 from run to run.
-    minutes = itertools.count()
-
-    def written_at(tz: tzinfo) -> str:
-        return (WRITTEN_FROM + timedelta(minutes=next(minutes))).astimezone(tz).isoformat()
-
-    with mock.patch.object(memory, "now_iso", written_at):
+    with a_minute_apart():  # the same figures on every run
         for n in notes:
             mem.write(
                 n.title,
