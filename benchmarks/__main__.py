@@ -1,7 +1,8 @@
 """``python -m benchmarks [--only locomo|zh|en|zh-check|en-check|scale|peers|ablations] [--peers] [--large] [--n N] [--no-cairn]``
 
 Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets (and their validation sets) and the scale benchmark, prints a
-Markdown report and writes it to ``benchmarks/results/report.md``. The basic-memory comparison
+Markdown report and writes it to ``benchmarks/results/report.md`` (a run of some parts only, to
+``benchmarks/results/partial/``, unless ``--output`` says where). The basic-memory comparison
 (slow; needs Python >= 3.12) runs only when asked: ``--only peers`` or ``--peers``
 (``make bench BENCH_ARGS=--peers``). The ablations (each keyword technique switched off in
 turn; about seventeen minutes) run only with ``--only ablations``.
@@ -22,7 +23,7 @@ from datetime import UTC, datetime
 import apsw
 
 from . import ablations, locomo, memory_sets, peers, scale, yardstick
-from .common import REPO, RESULTS
+from .common import REPO, RESULTS, MissingData
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--n", type=int, help="scale benchmark with N notes (overrides --large)")
     ap.add_argument("--no-cairn", action="store_true", help="baselines only (LoCoMo and the memory sets)")
-    ap.add_argument("--output", default=str(RESULTS / "report.md"), help="where to write the report")
+    ap.add_argument(
+        "--output",
+        help="where to write the report (default: results/report.md; with --only, results/partial/<parts>.md,"
+        " so that a partial run never overwrites the full report)",
+    )
     args = ap.parse_args(argv)
     # Commands are timed as installed, byte code compiled: an editable install run with
     # PYTHONDONTWRITEBYTECODE would compile every changed module again in every command.
@@ -67,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
                 text = ablations.run()
             else:
                 text = scale.run(n)
+        except MissingData as exc:
+            failed = True
+            text = f"## {part}\n\nNot run: {exc}\n"
         except Exception:
             failed = True
             text = f"## {part}\n\nFailed:\n\n```\n{traceback.format_exc()}```\n"
@@ -83,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     report = "\n".join(header + sections)
-    out = os.path.abspath(args.output)
+    default = RESULTS / "partial" / f"{'+'.join(parts)}.md" if args.only else RESULTS / "report.md"
+    out = os.path.abspath(args.output or default)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(report)

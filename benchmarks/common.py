@@ -35,10 +35,20 @@ def a_minute_apart() -> Iterator[None]:
         yield
 
 
+class MissingData(Exception):
+    """A benchmark's input is not on this machine: the section says so, in place of a traceback."""
+
+
 def locomo_path() -> Path:
     """``$CAIRN_LOCOMO`` or ``../shared/data/locomo10.json`` next to the repository."""
     env = os.environ.get("CAIRN_LOCOMO")
-    return Path(env) if env else REPO.parent / "shared" / "data" / "locomo10.json"
+    path = Path(env) if env else REPO.parent / "shared" / "data" / "locomo10.json"
+    if not path.is_file():
+        raise MissingData(
+            f"LoCoMo's data is not at {path}. Put locomo10.json (from the LoCoMo release) there, "
+            "or set CAIRN_LOCOMO to its path."
+        )
+    return path
 
 
 # A short, ordinary English stopword list (function words only).
