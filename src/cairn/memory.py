@@ -651,12 +651,15 @@ class Memory:
     def _query_terms(self, query: str) -> tuple[list[str], TermStats, dict[str, tuple[str, ...]]]:
         """The query's terms, less the CJK seams between words (``tokenize.seams``), and how
         many notes hold each; then the acronyms or Chinese abbreviations the whole query could
-        stand for, those a note holds (``tokenize.query_acronyms``, ``query_abbreviations``),
-        with the terms they stand for."""
+        stand for, those a note holds (``tokenize.query_acronyms``; ``query_abbreviations`` only
+        in a title or tags), with the terms they stand for."""
         terms = search_terms(query)
         runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
         shortened = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
-        shortened += tokenize.query_abbreviations(query)
+        abbreviations = tokenize.query_abbreviations(query)
+        if abbreviations:
+            abbreviations = sorted(self._index.in_names(abbreviations), key=abbreviations.index)
+        shortened += abbreviations
         acronyms = [a for a in shortened if a not in terms]
         stats = self._index.term_stats(
             list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *acronyms]))

@@ -199,6 +199,8 @@ def query_abbreviations(text: str) -> list[str]:
 
     Characters inside a two-character word are left out: ``泰国旅行签证`` would otherwise ask for
     ``泰证``, which ``华泰证券`` holds. So are particles and question words (``室友的生日``: no ``室的``).
+    Search takes only those that a note's title or tags hold, where names and their short forms
+    are written: in running text such a pair is as often the seam between two words.
     """
     runs = _runs(text)
     low, high = ABBREVIATION_CHARS
