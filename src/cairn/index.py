@@ -852,15 +852,15 @@ class Index:
                 ).fetchone()[0]
         return TermStats(notes, docs, public)
 
-    def in_names(self, terms: Sequence[str]) -> set[str]:
-        """Those of ``terms`` that some note holds in its title or tags."""
-        return {
+    def in_names(self, terms: Sequence[str]) -> list[str]:
+        """Those of ``terms`` that some note holds in its title or tags, in their order."""
+        return [
             term
             for term in terms
             if self.db.execute(
                 "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT 1", (f'{{title tags}} : "{term}"',)
             ).fetchone()
-        }
+        ]
 
     def relations_of(self, note_id: int, *, include_private: bool) -> list[tuple[str, str, str | None]]:
         """Outgoing relations: (type, target, resolved permalink or None), in file order; those

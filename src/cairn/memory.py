@@ -434,7 +434,7 @@ class Memory:
             atomic_write(self.vault / target, markdown.set_fields(note.text, updates).encode("utf-8"))
             (self.vault / note.path).unlink()
             if self._index_written(lambda: self._index.remove(note.path)):
-                self._forget(note.path)
+                self._stamps.pop(note.path, None)
             return note
 
     @_mends_index
@@ -655,14 +655,11 @@ class Memory:
         in a title or tags), with the terms they stand for."""
         terms = search_terms(query)
         runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
-        shortened = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
-        abbreviations = tokenize.query_abbreviations(query)
-        if abbreviations:
-            abbreviations = sorted(self._index.in_names(abbreviations), key=abbreviations.index)
-        shortened += abbreviations
-        acronyms = [a for a in shortened if a not in terms]
+        acronyms = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
+        abbreviations = self._index.in_names(tokenize.query_abbreviations(query))
+        short_forms = [a for a in acronyms + abbreviations if a not in terms]
         stats = self._index.term_stats(
-            list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *acronyms]))
+            list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms]))
         )
         if runs:
             seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0)
@@ -674,7 +671,7 @@ class Memory:
             kept = set(held[:MAX_QUERY_TERMS])
             terms = [t for t in terms if t in kept]
         written_out = tuple(terms)
-        stands_for = {a: written_out for a in acronyms if stats.docs.get(a, 0) > 0}
+        stands_for = {a: written_out for a in short_forms if stats.docs.get(a, 0) > 0}
         return [*terms, *stands_for], stats, stands_for
 
     def _line_hits(
@@ -1083,7 +1080,7 @@ class Memory:
                     progress(done, len(changed))
             for path in removed:
                 batch.remove(path)
-                self._forget(path)
+                self._stamps.pop(path, None)
         if added + updated + len(removed) >= CHECKPOINT_AFTER:
             self._index.checkpoint()
         damaged = tuple(Damaged(p, e) for p, e in self._index.damaged(self.allow_scopes))
@@ -1091,9 +1088,6 @@ class Memory:
 
     def _in_allowed_scope(self, path: str) -> bool:
         return folder_scope(path.partition("/")[0]) in self.allow_scopes
-
-    def _forget(self, path: str) -> None:
-        self._stamps.pop(path, None)
 
     def _stat_paths(self, paths: set[str]) -> tuple[dict[str, tuple[int, int]], list[str]]:
         stats: dict[str, tuple[int, int]] = {}

@@ -100,8 +100,6 @@ ACRONYM_LETTERS = (3, 6)  # shorter ones are mostly noise (two capitals start ma
 _CONNECTORS = frozenset(
     {"of", "and", "for", "the", "on", "in", "to", "at", "de", "du", "la", "von", "van", "&"}
 )
-# Chinese names shortened (社会工作者: 社工), found from a query that writes them out.
-ABBREVIATION_CHARS = (4, 8)
 _SEGMENT_RE = re.compile(r"[^\w\s&'’-]+|\s-+\s|\n")  # punctuation ends a run of capitalised words
 _CAPITALISED = r"[A-Z][\w'’-]*"
 # Three capitalised words in a row (connectors between them allowed): the least a text needs to
@@ -109,6 +107,8 @@ _CAPITALISED = r"[A-Z][\w'’-]*"
 _NAME_RE = re.compile(
     rf"{_CAPITALISED}(?:[ \t]+(?:(?:{'|'.join(map(re.escape, sorted(_CONNECTORS)))})[ \t]+)*{_CAPITALISED}){{2}}"
 )
+# Chinese names shortened (社会工作者: 社工), found from a query that writes them out.
+ABBREVIATION_CHARS = (4, 8)
 
 
 def may_hold_acronyms(text: str) -> bool:
