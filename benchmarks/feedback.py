@@ -1,0 +1,92 @@
+"""Pseudo-relevance feedback: measured in the ablations, not shipped in Cairn.
+
+The shape of RM3 on Cairn's own parts: search once; take the words of the best hits' snippets
+that the query lacks, each weighted by its share of those snippets' words and by its IDF in the
+vault; search again with the best of them added to the query at a fraction of their weight.
+An agent could do the same with two searches; this measures whether Cairn should.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Feedback:
+    docs: int  # hits whose snippets feed back
+    terms: int  # words added to the query
+    share: float  # an added word's weight, as a share of its IDF
+
+
+def patches(feedback: Feedback) -> tuple[tuple[object, str, object], ...]:
+    """The ``(owner, attribute, value)`` patches that make ``Memory.search`` search twice."""
+    from cairn import memory
+
+    return ((memory.Memory, "search", _searching_twice(feedback)),)
+
+
+def _searching_twice(feedback: Feedback) -> Callable[..., Any]:
+    from cairn import index, memory, ranking, tokenize
+
+    search = memory.Memory.search
+    query_terms = memory.Memory._query_terms
+    build = ranking.Query.build.__func__  # type: ignore[attr-defined]
+    for_lines = ranking.for_lines
+
+    def expansion(mem: Any, query: str, hits: list[Any]) -> list[str]:
+        asked = set(index.search_terms(query))
+        share: Counter[str] = Counter()
+        for hit in hits[: feedback.docs]:
+            # query_terms leaves out stopwords and Chinese function words, as for a query
+            wanted = set(tokenize.query_terms(hit.snippet, stem=tokenize.STEM_ENGLISH)) - asked
+            words = [t for t in tokenize.tokens(hit.snippet, stem=tokenize.STEM_ENGLISH) if t in wanted]
+            for word, n in Counter(words).items():
+                share[word] += n / len(words)
+        stats = mem._index.term_stats(list(share))
+        weight = {
+            t: s * ranking.idf(stats.notes, stats.docs[t]) for t, s in share.items() if stats.docs.get(t)
+        }
+        return sorted(weight, key=lambda t: (-weight[t], t))[: feedback.terms]
+
+    @contextlib.contextmanager
+    def expanded(added: list[str]) -> Iterator[None]:
+        def with_added(mem: Any, query: str) -> Any:
+            terms, _, stands_for = query_terms(mem, query)
+            terms = [*terms, *(t for t in added if t not in terms)]
+            return terms, mem._index.term_stats(terms), stands_for
+
+        def scaled(query: Any) -> Any:
+            weights = {t: w * feedback.share if t in added else w for t, w in query.weights.items()}
+            return dataclasses.replace(query, weights=weights)
+
+        def weighted(cls: Any, terms: Any, *args: Any, **kwargs: Any) -> Any:
+            return scaled(build(cls, terms, *args, **kwargs))
+
+        def weighted_for_lines(query: Any, counted: Any) -> Any:
+            # the lines' own IDF is blended in at full weight: scale the blend, not one half of it
+            whole = {t: w / feedback.share if t in added else w for t, w in query.weights.items()}
+            return scaled(for_lines(dataclasses.replace(query, weights=whole), counted))
+
+        memory.Memory._query_terms = with_added  # type: ignore[method-assign]
+        ranking.Query.build = classmethod(weighted)  # type: ignore[method-assign, assignment]
+        ranking.for_lines = weighted_for_lines
+        try:
+            yield
+        finally:
+            memory.Memory._query_terms = query_terms  # type: ignore[method-assign]
+            ranking.Query.build = classmethod(build)  # type: ignore[method-assign, assignment]
+            ranking.for_lines = for_lines
+
+    def search_twice(mem: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        first = search(mem, query, *args, **kwargs)
+        added = expansion(mem, query, first) if query.strip() else []
+        if not added:
+            return first
+        with expanded(added):
+            return search(mem, query, *args, **kwargs)
+
+    return search_twice
