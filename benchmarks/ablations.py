@@ -42,7 +42,7 @@ def ablations() -> tuple[Ablation, ...]:
             "Chinese particles, question and function words kept in queries",
             ((tokenize, "_CJK_FUNCTION_CHARS", frozenset()), (tokenize, "_CJK_FUNCTION_PAIRS", frozenset())),
         ),
-        Ablation("CJK seams kept in queries", ((tokenize, "seams", lambda runs, known: set()),)),
+        Ablation("CJK seams kept in queries", ((tokenize, "seams", lambda runs, known, asked: set()),)),
         Ablation(
             "no acronyms (of names, or of queries written out), no Chinese abbreviations",
             ((tokenize, "ACRONYM_LETTERS", (0, -1)), (tokenize, "ABBREVIATION_CHARS", (0, -1))),

@@ -208,14 +208,30 @@ def test_chinese_function_words_leave_the_query_as_english_stopwords_do() -> Non
 
 def test_a_pair_between_two_known_words_is_a_seam() -> None:
     known = {"高铁", "喜欢", "朋友", "生日"}.__contains__
+
+    def found(query: str) -> set[str]:
+        return seams(cjk_pairs(query), known, query_terms(query))
+
     assert cjk_pairs("高铁喜欢 ok 朋友") == [["高铁", "铁喜", "喜欢"], ["朋友"]]
-    assert seams(cjk_pairs("高铁喜欢"), known) == {"铁喜"}
+    assert found("高铁喜欢") == {"铁喜"}
     # A word the vault lacks keeps every pair: "女朋" has no known pair before it.
-    assert seams(cjk_pairs("女朋友生日"), known) == {"友生"}
-    assert seams(cjk_pairs("量子力学"), known) == set()
+    assert found("女朋友生日") == {"友生"}
+    assert found("量子力学") == set()
     # Separate runs never make a seam together, and a pair somebody wrote down is no seam.
-    assert seams(cjk_pairs("高铁 喜欢"), known) == set()
-    assert seams(cjk_pairs("高铁喜欢"), {"高铁", "铁喜", "喜欢"}.__contains__) == set()
+    assert found("高铁 喜欢") == set()
+    assert (
+        seams(cjk_pairs("高铁喜欢"), {"高铁", "铁喜", "喜欢"}.__contains__, ["高铁", "铁喜", "喜欢"]) == set()
+    )
+
+
+def test_a_function_word_bounds_a_seam_beside_a_known_word() -> None:
+    known = {"喜欢", "座位", "家里", "名字"}.__contains__
+    # 坐哪 and 哪个 leave the query (哪 with a measure word), so 欢坐 has a word on either side.
+    assert seams(cjk_pairs("喜欢坐哪个座位"), known, query_terms("喜欢坐哪个座位")) == {"欢坐"}
+    # Between two function words a pair is a word the vault may lack: 猫叫 is the cat.
+    assert seams(cjk_pairs("家里的猫叫什么名字"), known, query_terms("家里的猫叫什么名字")) == set()
+    # What bounds a seam is what the query leaves out: asked for, 坐哪 is a word the vault lacks.
+    assert seams(cjk_pairs("喜欢坐哪个座位"), known, query_terms("喜欢坐哪个座位") + ["坐哪"]) == set()
 
 
 def test_long_text_folds_like_short_text():

@@ -662,7 +662,7 @@ class Memory:
             list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms]))
         )
         if runs:
-            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0)
+            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0, terms)
             terms = [t for t in terms if t not in seams] or terms
         if len(terms) > MAX_QUERY_TERMS:
             # A pasted page: its rarest words that the vault holds carry the query (BM25 would

@@ -22,7 +22,7 @@ import bisect
 import operator
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from functools import lru_cache
 
 import Stemmer
@@ -289,7 +289,7 @@ def cjk_pairs(text: str) -> list[list[str]]:
     return [[run[i : i + 2] for i in range(len(run) - 1)] for kind, run in _runs(text) if kind == "cjk"]
 
 
-def seams(runs: list[list[str]], known: Callable[[str], bool]) -> set[str]:
+def seams(runs: list[list[str]], known: Callable[[str], bool], asked: Collection[str]) -> set[str]:
     """The CJK bigrams of a query (``cjk_pairs``) that only straddle the boundary between two words.
 
     Chinese is written without spaces, so ``高铁喜欢`` gives ``高铁 铁喜 喜欢``. When no note
@@ -297,12 +297,26 @@ def seams(runs: list[list[str]], known: Callable[[str], bool]) -> set[str]:
     characters already belongs to a word the vault knows: it is a seam, and counting it as a
     missing part of the query makes a good answer look weak. A word the vault lacks is never a
     seam: its first or last pair has no known neighbour (``量子力学`` keeps ``量子`` and ``子力``).
+
+    A function word that the query leaves out (a pair of the runs not in ``asked``, the terms
+    ``query_terms`` kept) bounds a word as a known one does: in ``喜欢坐哪个座位``, ``欢坐`` sits
+    between ``喜欢`` and ``坐哪``. Between two function words, though, a pair is a word of its own
+    that the vault may lack (``的猫叫什``: ``猫叫`` holds the cat), so one side must be known.
     """
+    stop = {pair for pairs in runs for pair in pairs if pair not in asked}
+
+    def bound(pair: str) -> bool:
+        return pair in stop or known(pair)
+
     return {
         pairs[i]
         for pairs in runs
         for i in range(1, len(pairs) - 1)
-        if not known(pairs[i]) and known(pairs[i - 1]) and known(pairs[i + 1])
+        if pairs[i] not in stop
+        and not known(pairs[i])
+        and bound(pairs[i - 1])
+        and bound(pairs[i + 1])
+        and (known(pairs[i - 1]) or known(pairs[i + 1]))
     }
 
 
