@@ -8,6 +8,7 @@ file's bytes once; for freshness checks, ``stat`` every file).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import re
@@ -199,7 +200,10 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
     rows: list[list[str]] = []
     notes_out: list[str] = []
     is10k = n == 10_000
-    with tempfile.TemporaryDirectory(prefix="cairn-scale-", dir=workdir) as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="cairn-scale-", dir=workdir) as tmp,
+        contextlib.ExitStack() as later,
+    ):
         root = Path(tmp)
         vault, home = root / "vault", root / "home"
         gen_s, gen = _timed(lambda: generate(vault, n, SEED))
@@ -214,6 +218,7 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
         # as in a process of its own.
         gc.collect()
         gc.freeze()
+        later.callback(gc.unfreeze)  # however the section ends
         notes_out.append(
             f"The benchmark's own {gc.get_freeze_count():,} objects (generated notes, paths) were frozen"
             " out of the garbage collector's sight (`gc.freeze`) before Cairn was opened."
@@ -463,7 +468,6 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
             f"peak RSS of this benchmark process (generator + in-process Memory): {peak_self:.0f} MB."
         )
     shutil.rmtree(root, ignore_errors=True)
-    gc.unfreeze()
     head = [f"## Scale: {n:,} notes", ""]
     table = md_table(["measure", "Cairn", "baseline / floor", "ratio", "target"], rows)
     foot = ["", *(f"- {x}" for x in notes_out)]
