@@ -13,6 +13,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
+from unittest import mock
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +35,7 @@ def _searching_twice(feedback: Feedback) -> Callable[..., Any]:
 
     search = memory.Memory.search
     query_terms = memory.Memory._query_terms
-    build = ranking.Query.build.__func__  # type: ignore[attr-defined]
+    build = ranking.Query.build
     for_lines = ranking.for_lines
 
     def expansion(mem: Any, query: str, hits: list[Any]) -> list[str]:
@@ -63,23 +64,20 @@ def _searching_twice(feedback: Feedback) -> Callable[..., Any]:
             weights = {t: w * feedback.share if t in added else w for t, w in query.weights.items()}
             return dataclasses.replace(query, weights=weights)
 
-        def weighted(cls: Any, terms: Any, *args: Any, **kwargs: Any) -> Any:
-            return scaled(build(cls, terms, *args, **kwargs))
+        def weighted(_cls: Any, *args: Any, **kwargs: Any) -> Any:
+            return scaled(build(*args, **kwargs))
 
         def weighted_for_lines(query: Any, counted: Any) -> Any:
             # the lines' own IDF is blended in at full weight: scale the blend, not one half of it
             whole = {t: w / feedback.share if t in added else w for t, w in query.weights.items()}
             return scaled(for_lines(dataclasses.replace(query, weights=whole), counted))
 
-        memory.Memory._query_terms = with_added  # type: ignore[method-assign]
-        ranking.Query.build = classmethod(weighted)  # type: ignore[method-assign, assignment]
-        ranking.for_lines = weighted_for_lines
-        try:
+        with (
+            mock.patch.object(memory.Memory, "_query_terms", with_added),
+            mock.patch.object(ranking.Query, "build", classmethod(weighted)),
+            mock.patch.object(ranking, "for_lines", weighted_for_lines),
+        ):
             yield
-        finally:
-            memory.Memory._query_terms = query_terms  # type: ignore[method-assign]
-            ranking.Query.build = classmethod(build)  # type: ignore[method-assign, assignment]
-            ranking.for_lines = for_lines
 
     def search_twice(mem: Any, query: str, *args: Any, **kwargs: Any) -> Any:
         first = search(mem, query, *args, **kwargs)

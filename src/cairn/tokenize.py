@@ -266,7 +266,7 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
             if len(run) == 1:
                 (stopped if run in _CJK_FUNCTION_CHARS else kept).append(run)
             else:
-                asked = {i for i in range(len(run) - 1) if run[i : i + 2] in _CJK_FUNCTION_PAIRS}
+                function_at = {i for i in range(len(run) - 1) if run[i : i + 2] in _CJK_FUNCTION_PAIRS}
                 for i in range(len(run) - 1):
                     pair = run[i : i + 2]
                     # A pair holding a particle or question word ("有什", "什么", "的生", "课几")
@@ -274,7 +274,7 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
                     function = (
                         pair[0] in _CJK_FUNCTION_CHARS
                         or pair[1] in _CJK_FUNCTION_CHARS
-                        or not asked.isdisjoint((i - 1, i, i + 1))
+                        or not function_at.isdisjoint((i - 1, i, i + 1))
                     )
                     (stopped if function else kept).append(pair)
         else:
