@@ -41,6 +41,19 @@ def test_chinese_partial_words_and_mixed_language(filled: Memory) -> None:
     assert titles(filled.search("homew"))[0] == "Python 作业"  # a prefix of a word
 
 
+def test_traditional_and_simplified_chinese_find_each_other(filled: Memory) -> None:
+    filled.write("學校", observations=["[fee] 孩子讀的是台北市立國小，學費每學期五千"])
+    filled.write("咖啡习惯", observations=["[drink] 每天早上一杯拿铁，不加糖"])
+    for query, title in (("学费", "學校"), ("國小 學費", "學校"), ("拿鐵", "咖啡习惯"), ("拿铁", "咖啡习惯")):
+        top = filled.search(query, limit=1)[0]
+        assert (top.title, top.coverage) == (title, 1.0), query
+    # Function words fold first, then leave a Traditional question as they leave a Simplified one.
+    top = filled.search("學費是多少呢", limit=1)[0]
+    assert (top.title, top.coverage) == ("學校", 1.0)
+    line = filled.search("国小", granularity="line", limit=1)[0]
+    assert "國小" in line.snippet  # the note is shown as it was written
+
+
 def test_a_short_word_is_not_a_prefix_of_longer_ones(filled: Memory) -> None:
     filled.write("Wallet", observations=["[item] the insurance card is in the wallet"])
     filled.write("Rental", observations=["[plan] rent a car for the weekend"])

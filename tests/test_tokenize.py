@@ -5,9 +5,11 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from cairn import tokenize
 from cairn.tokenize import (
     acronyms,
     cjk_pairs,
+    fold,
     index_text,
     is_cjk,
     query_abbreviations,
@@ -236,9 +238,35 @@ def test_a_function_word_bounds_a_seam_beside_a_known_word() -> None:
 
 def test_long_text_folds_like_short_text():
     # Long texts take another path through folding (a test for foldable characters first).
-    piece = "Café NAÏVE Straße 数据结构 ｶﾀｶﾅ "
-    assert len(piece * 20) > 256
-    assert tokens(piece * 20) == tokens(piece) * 20
+    for piece in ("Café NAÏVE Straße 数据结构 ｶﾀｶﾅ ", "臺灣的學費 ", "数据 Ünïcode "):
+        assert len(piece * 60) > 256
+        assert tokens(piece * 60) == tokens(piece) * 60
+
+
+def test_traditional_chinese_folds_to_simplified() -> None:
+    assert fold("學費與國小") == "学费与国小"
+    assert tokens("學費") == tokens("学费")
+    assert query_terms("你們的學費是多少") == query_terms("你们的学费是多少") == ["学费"]
+    # Characters with no Simplified form, kana and Hangul are left as they are.
+    assert fold("乾隆 カーテン 한국어") == "干隆 カーテン 한국어"
+    forms = tokenize._simplified_forms()
+    assert len(forms) > 2500 and not set(forms.values()) & set(forms)  # folded all the way
+
+
+_TRADITIONAL = sorted(tokenize._simplified_forms())
+
+
+@given(st.text(st.sampled_from(_TRADITIONAL[::7] + list("的了数据结构薴苧 Aé")), max_size=300))
+def test_folding_is_idempotent_and_keeps_one_character_for_one(text):
+    folded = fold(text)
+    assert fold(folded) == folded  # 薴 -> 苧 -> 苎 is folded all the way at once
+    assert len(folded) == len(text.casefold())
+
+
+@given(st.sampled_from(_TRADITIONAL))
+def test_the_long_text_test_finds_every_traditional_character(char):
+    # A long text is translated only when this finds a character that folds.
+    assert tokenize._foldable_re().search("数据" * 200 + char)
 
 
 @pytest.mark.parametrize(
