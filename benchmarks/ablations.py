@@ -48,6 +48,13 @@ def ablations() -> tuple[Ablation, ...]:
             ((tokenize, "ACRONYM_LETTERS", (0, -1)), (tokenize, "ABBREVIATION_CHARS", (0, -1))),
         ),
         Ablation(
+            "no compounds (hyphenated words indexed written together, a query's adjacent words joined)",
+            (
+                (tokenize, "compounds", lambda text, *, stem=False, folded=False: []),
+                (tokenize, "query_compounds", lambda text, *, stem=False: {}),
+            ),
+        ),
+        Ablation(
             "equal field weights (title = permalink = tags = body)", ((index, "_WEIGHTS", "1, 1, 1, 1, 1"),)
         ),
         Ablation(

@@ -54,6 +54,23 @@ def test_traditional_and_simplified_chinese_find_each_other(filled: Memory) -> N
     assert "國小" in line.snippet  # the note is shown as it was written
 
 
+def test_a_compound_is_found_hyphenated_together_or_apart(filled: Memory) -> None:
+    filled.write("Home network", observations=["[access] the Wi-Fi password is on the router"])
+    filled.write("Router", observations=["[model] a TPLink Archer in the hallway"])
+    filled.write("Phone", observations=["[model] an iPhone15 with a cracked case"])
+    for query, title in (
+        ("wifi", "Home network"),
+        ("wi fi password", "Home network"),
+        ("tp-link", "Router"),
+        ("tp link archer", "Router"),
+        ("iphone 15", "Phone"),
+    ):
+        top = filled.search(query, limit=1)[0]
+        assert (top.title, top.coverage) == (title, 1.0), query
+        line = filled.search(query, granularity="line", limit=1)[0]
+        assert (line.title, line.line) == (title, top.line), query
+
+
 def test_a_short_word_is_not_a_prefix_of_longer_ones(filled: Memory) -> None:
     filled.write("Wallet", observations=["[item] the insurance card is in the wallet"])
     filled.write("Rental", observations=["[plan] rent a car for the weekend"])

@@ -9,11 +9,13 @@ from cairn import tokenize
 from cairn.tokenize import (
     acronyms,
     cjk_pairs,
+    compounds,
     fold,
     index_text,
     is_cjk,
     query_abbreviations,
     query_acronyms,
+    query_compounds,
     query_terms,
     seams,
     stem,
@@ -342,3 +344,52 @@ def test_acronyms_are_index_tokens_that_a_query_for_them_asks_for(text):
     assert all(a.isalnum() and a == a.lower() and len(a) >= 3 for a in found)
     indexed = index_text(text, stem=True).split()
     assert all(query_terms(a.upper(), stem=True) == [stem(a)] and stem(a) in indexed for a in found)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Wi-Fi and e-mail", ["wifi", "email"]),
+        ("GPT-4 since COVID-19", ["gpt4", "covid19"]),
+        ("three follow-ups, one-on-one", ["followup", "oneonon"]),  # stemmed as one word
+        # Dates, times and ranges are no compounds; nor a slug or identifier of four parts or more.
+        ("on 2026-03-15, pages 10-12, at 2026-01-05T09:00", []),
+        ("a 3-D print", []),
+        ("ledger-db-postgresql-15", []),
+        ("a - b, x--y, -flag", []),
+        ("数据-base", []),
+    ],
+)
+def test_hyphenated_words_are_indexed_written_together(text, expected):
+    assert compounds(text, stem=True) == expected
+    assert set(expected) <= set(index_text(text, stem=True).split())
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("wi fi", {"wifi": ("wi", "fi")}),
+        ("Wi-Fi", {"wifi": ("wi", "fi")}),
+        ("tp link", {"tplink": ("tp", "link")}),
+        ("iPhone 15", {"iphone15": ("iphon", "15")}),
+        ("sign up", {"signup": ("sign",)}),  # a stopword is not asked for alone, so not stood for
+        ("in to", {}),
+        ("Paris, France", {}),  # punctuation between two words: no compound
+        ("2026 03", {}),
+        ("15 inch", {}),
+        ("数据 base", {}),
+    ],
+)
+def test_a_query_asks_for_its_adjacent_words_written_together(query, expected):
+    assert query_compounds(query, stem=True) == expected
+
+
+@given(st.lists(st.from_regex(r"[A-Za-z][a-z0-9]{0,7}", fullmatch=True), min_size=2, max_size=2))
+def test_a_compound_written_any_way_meets_the_index(parts):
+    together = "".join(parts)
+    # Written hyphenated, asked for together; written together, asked for apart or hyphenated.
+    assert set(query_terms(together, stem=True)) <= set(index_text("-".join(parts), stem=True).split())
+    for query in (" ".join(parts), "-".join(parts)):
+        joins = query_compounds(query, stem=True)
+        assert set(joins) <= set(tokens(together, stem=True))
+        assert joins or all(part.lower() in tokenize._STOPWORDS for part in parts)

@@ -652,14 +652,19 @@ class Memory:
         """The query's terms, less the CJK seams between words (``tokenize.seams``), and how
         many notes hold each; then the acronyms or Chinese abbreviations the whole query could
         stand for, those a note holds (``tokenize.query_acronyms``; ``query_abbreviations`` only
-        in a title or tags), with the terms they stand for."""
+        in a title or tags), and the query's words written together that a note holds
+        (``tokenize.query_compounds``), with the terms they stand for."""
         terms = search_terms(query)
         runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
         acronyms = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
         abbreviations = self._index.in_names(tokenize.query_abbreviations(query))
         short_forms = [a for a in acronyms + abbreviations if a not in terms]
+        joins: dict[str, tuple[str, ...]] = {}
+        if len(terms) <= MAX_QUERY_TERMS:  # not for a pasted page: its rarest words carry it (below)
+            compounds = tokenize.query_compounds(query, stem=tokenize.STEM_ENGLISH)
+            joins = {joined: parts for joined, parts in compounds.items() if joined not in terms}
         stats = self._index.term_stats(
-            list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms]))
+            list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms, *joins]))
         )
         if runs:
             seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0, terms)
@@ -672,6 +677,9 @@ class Memory:
             terms = [t for t in terms if t in kept]
         written_out = tuple(terms)
         stands_for = {a: written_out for a in short_forms if stats.docs.get(a, 0) > 0}
+        for joined, parts in joins.items():
+            if stats.docs.get(joined, 0) > 0 and (kept := tuple(p for p in parts if p in terms)):
+                stands_for.setdefault(joined, kept)
         return [*terms, *stands_for], stats, stands_for
 
     def _line_hits(

@@ -145,7 +145,19 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
                 )
                 counts.update(named)
                 counted[i] = counts
+    # A hyphenated word holds itself written together (``wifi`` in ``Wi-Fi``), as the index holds it;
+    # as above, one search of the whole note first.
+    if "-" in joined and any(c in query.terms for c in _compounds("\n".join(folded))):
+        for i, text in enumerate(folded):
+            if named := [c for c in _compounds(text) if c in query.terms]:
+                counts = counted[i] or Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH, folded=True))
+                counts.update(named)
+                counted[i] = counts
     return counted
+
+
+def _compounds(folded: str) -> list[str]:
+    return tokenize.compounds(folded, stem=tokenize.STEM_ENGLISH, folded=True)
 
 
 def _tf(counts: Counter[str], term: str, query: Query) -> int:

@@ -162,7 +162,7 @@ def fts_values(
     stem = tokenize.STEM_ENGLISH
     return (
         tokenize.index_text(title, stem=stem),
-        tokenize.index_text(permalink, stem=stem),
+        " ".join(tokenize.tokens(permalink, stem=stem)),  # a slug: its hyphens join no compound
         tokenize.index_text(" ".join(tags), stem=stem),
         tokenize.index_text("\n".join(body), stem=stem),
         tokenize.index_text("\n".join(text for _, text, private in lines if private), stem=stem),
