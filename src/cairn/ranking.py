@@ -64,6 +64,11 @@ class Query:
         )
 
     @cached_property
+    def compound_like(self) -> frozenset[str]:
+        """Terms that a text may hold only hyphenated (``tokenize.compounds``): English words."""
+        return frozenset(t for t in self.terms if t.isascii() and t[:1].isalpha())
+
+    @cached_property
     def asked_weight(self) -> float:
         """The weight of what the query asks for: its terms, an acronym counted through its words."""
         return sum(self.weights[t] for t in self.terms if t not in self.stands_for)
@@ -147,9 +152,10 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
                 counted[i] = counts
     # A hyphenated word holds itself written together (``wifi`` in ``Wi-Fi``), as the index holds it;
     # as above, one search of the whole note first.
-    if "-" in joined and any(c in query.terms for c in _compounds("\n".join(folded))):
+    wanted = query.compound_like
+    if wanted and "-" in joined and not wanted.isdisjoint(_compounds("\n".join(folded))):
         for i, text in enumerate(folded):
-            if named := [c for c in _compounds(text) if c in query.terms]:
+            if named := [c for c in _compounds(text) if c in wanted]:
                 counts = counted[i] or Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH, folded=True))
                 counts.update(named)
                 counted[i] = counts
