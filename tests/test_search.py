@@ -52,6 +52,10 @@ def test_traditional_and_simplified_chinese_find_each_other(filled: Memory) -> N
     assert (top.title, top.coverage) == ("學校", 1.0)
     line = filled.search("国小", granularity="line", limit=1)[0]
     assert "國小" in line.snippet  # the note is shown as it was written
+    # A long line is cut around the word asked for, found in either script.
+    filled.write("長文", body="這是一段很長的說明。" * 40 + "最後提到了颱風警報。")
+    line = filled.search("台风警报", granularity="line", limit=1)[0]
+    assert line.title == "長文" and "颱風警報" in line.snippet
 
 
 def test_a_compound_is_found_hyphenated_together_or_apart(filled: Memory) -> None:

@@ -1440,7 +1440,8 @@ def _clip_line(text: str, probes: Sequence[str]) -> str:
     """``text`` cut to ``SNIPPET_LINE_CHARS`` around the first query term it holds (its start if none)."""
     if len(text) <= SNIPPET_LINE_CHARS:
         return text
-    lowered = text.lower()  # near enough to the index's folding to find where a term starts
+    # Near enough to the index's folding to find where a term starts, and no longer than ``text``.
+    lowered = tokenize.simplified(text.lower())
     found = [at for p in probes if (at := lowered.find(p)) >= 0]
     start = max(0, min(found, default=0) - SNIPPET_LINE_CHARS // 4)
     start = min(start, len(text) - SNIPPET_LINE_CHARS)

@@ -45,6 +45,7 @@ __all__ = [
     "query_compounds",
     "query_terms",
     "seams",
+    "simplified",
     "stem",
     "stem_without_i",
     "tokens",
@@ -474,6 +475,19 @@ class _FoldTable(dict[int, str]):
 
 
 _FOLD_TABLE = _FoldTable()
+
+
+def simplified(text: str) -> str:
+    """``text`` with each Traditional Chinese character made Simplified as ``fold`` makes it, one
+    for one: a place in the result is the same place in ``text``."""
+    return text if text.isascii() else text.translate(_simplified_table())
+
+
+@lru_cache(maxsize=1)
+def _simplified_table() -> dict[int, str]:
+    return str.maketrans(_simplified_forms())
+
+
 # Where OpenCC's Traditional-to-Simplified table is read: the unified ideographs and extension A
 # hold every Traditional character in use; reading the rarer extensions too would triple the cost.
 _TRADITIONAL_BLOCKS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF))
