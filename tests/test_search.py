@@ -75,6 +75,14 @@ def test_a_compound_is_found_hyphenated_together_or_apart(filled: Memory) -> Non
         assert (line.title, line.line) == (title, top.line), query
 
 
+def test_british_and_american_spellings_find_each_other(filled: Memory) -> None:
+    filled.write("Office move", observations=["[plan] we organised the colour scheme of the new centre"])
+    filled.write("Lab", observations=["[data] the samples were analyzed at the gray building"])
+    for query, title in (("organized color center", "Office move"), ("analysed grey", "Lab")):
+        top = filled.search(query, limit=1)[0]
+        assert (top.title, top.coverage) == (title, 1.0), query
+
+
 def test_a_short_word_is_not_a_prefix_of_longer_ones(filled: Memory) -> None:
     filled.write("Wallet", observations=["[item] the insurance card is in the wallet"])
     filled.write("Rental", observations=["[plan] rent a car for the weekend"])

@@ -394,3 +394,34 @@ def test_a_compound_written_any_way_meets_the_index(parts):
         joins = query_compounds(query, stem=True)
         assert set(joins) <= set(tokens(together, stem=True))
         assert joins or all(part.lower() in tokenize._STOPWORDS for part in parts)
+
+
+@pytest.mark.parametrize(
+    ("british", "american"),
+    [
+        ("colours", "colors"),
+        ("favourite", "favorite"),
+        ("neighbourhood", "neighborhood"),
+        ("organisation", "organization"),
+        ("realising", "realizing"),
+        ("analysed", "analyzed"),
+        ("centred", "centered"),
+        ("metres", "meters"),
+        ("catalogue", "catalog"),
+        ("grey", "gray"),
+        ("programme", "program"),
+        ("defence", "defense"),
+        ("enrolment", "enrollment"),
+    ],
+)
+def test_british_and_american_spellings_stem_alike(british, american):
+    assert stem(british) == stem(american)
+    assert query_terms(british, stem=True) == tokens(american, stem=True)
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["four", "hours", "tour", "yours", "raise", "noise", "rise", "vogue", "crisis", "journey", "resource"],
+)
+def test_words_that_only_look_british_are_stemmed_as_before(word):
+    assert stem(word) == tokenize._ENGLISH.stemWord(word)
