@@ -411,7 +411,7 @@ def test_a_compound_written_any_way_meets_the_index(parts):
         ("grey", "gray"),
         ("programme", "program"),
         ("defence", "defense"),
-        ("enrolment", "enrollment"),
+        ("licences", "licenses"),
     ],
 )
 def test_british_and_american_spellings_stem_alike(british, american):

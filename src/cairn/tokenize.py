@@ -542,7 +542,7 @@ _BRITISH_RE = re.compile(
     r"|([a-z]{2,})tred"
     r"|([a-z]{3,})ogue(|s)"
 )
-# Words no rule above can take without taking others too.
+# Words no rule above can take without taking others too (Snowball already joins enrol/enroll).
 _BRITISH_WORDS = {
     "grey": "gray",
     "greys": "grays",
@@ -570,13 +570,7 @@ _BRITISH_WORDS = {
     "oestrogen": "estrogen",
     "haemoglobin": "hemoglobin",
     "leukaemia": "leukemia",
-    "enrol": "enroll",
-    "enrolment": "enrollment",
-    "fulfil": "fulfill",
-    "fulfilment": "fulfillment",
-    "instalment": "installment",
     "skilful": "skillful",
-    "wilful": "willful",
 }
 
 
