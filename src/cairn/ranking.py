@@ -128,42 +128,37 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
     """
     # Folded as the index folds (accents too), so "naïve" holds the probe of "naive"; all at once,
     # since folding never adds or removes a line break.
+    stem = tokenize.STEM_ENGLISH
     joined = "\n".join(texts)
-    folded = tokenize.fold(joined).split("\n") if texts else []
+    whole = tokenize.fold(joined)
+    folded = whole.split("\n") if texts else []
     if len(folded) != len(texts):  # a text with a line break of its own
         folded = [tokenize.fold(text) for text in texts]
+        whole = "\n".join(folded)
     counted: list[Counter[str] | None] = []
     for text in folded:
         if any(p in text for p in query.probes):
-            counted.append(Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH, folded=True)))
+            counted.append(Counter(tokenize.tokens(text, stem=stem, folded=True)))
         else:
             counted.append(None)
-    # A name written out (``Student Loans Company``) holds the acronym asked for (``slc``), as the
-    # index holds it; one search of the whole note spares most notes the look at each line.
-    if query.acronym_like and tokenize.may_hold_acronyms(joined):
-        for i, original in enumerate(texts):
-            if named := [
-                a for a in tokenize.acronyms(original, stem=tokenize.STEM_ENGLISH) if a in query.acronym_like
-            ]:
-                counts = counted[i] or Counter(
-                    tokenize.tokens(folded[i], stem=tokenize.STEM_ENGLISH, folded=True)
-                )
+
+    def add(found: Iterable[list[str]]) -> None:
+        for i, named in enumerate(found):
+            if named:
+                counts = counted[i] or Counter(tokenize.tokens(folded[i], stem=stem, folded=True))
                 counts.update(named)
                 counted[i] = counts
-    # A hyphenated word holds itself written together (``wifi`` in ``Wi-Fi``), as the index holds it;
-    # as above, one search of the whole note first.
-    wanted = query.compound_like
-    if wanted and "-" in joined and not wanted.isdisjoint(_compounds("\n".join(folded))):
-        for i, text in enumerate(folded):
-            if named := [c for c in _compounds(text) if c in wanted]:
-                counts = counted[i] or Counter(tokenize.tokens(text, stem=tokenize.STEM_ENGLISH, folded=True))
-                counts.update(named)
-                counted[i] = counts
+
+    # A name written out (``Student Loans Company``) holds the acronym asked for (``slc``), and a
+    # hyphenated word itself written together (``wifi`` in ``Wi-Fi``), as the index holds them; one
+    # search of the whole note first spares most notes the look at each line.
+    if (wanted := query.acronym_like) and tokenize.may_hold_acronyms(joined):
+        add([a for a in tokenize.acronyms(text, stem=stem) if a in wanted] for text in texts)
+    if (wanted := query.compound_like) and not wanted.isdisjoint(
+        tokenize.compounds(whole, stem=stem, folded=True)
+    ):
+        add([c for c in tokenize.compounds(text, stem=stem, folded=True) if c in wanted] for text in folded)
     return counted
-
-
-def _compounds(folded: str) -> list[str]:
-    return tokenize.compounds(folded, stem=tokenize.STEM_ENGLISH, folded=True)
 
 
 def _tf(counts: Counter[str], term: str, query: Query) -> int:
