@@ -514,8 +514,9 @@ def _simplified_forms() -> dict[str, str]:
 
 
 def stem(word: str) -> str:
-    """The Snowball English (Porter2) stem of a word: ``deployments`` -> ``deploy``,
-    ``organization`` -> ``organiz``, ``allergies`` -> ``allergi``.
+    """The Snowball English (Porter2) stem of a word, spelled the American way first:
+    ``deployments`` -> ``deploy``, ``organisation`` and ``organization`` -> ``organiz``,
+    ``allergies`` -> ``allergi``.
 
     Only lower-case ASCII words longer than three letters change; anything else (CJK, digits,
     other scripts) comes back as given. The result is what matters for search, not spelling.
