@@ -83,6 +83,19 @@ def test_british_and_american_spellings_find_each_other(filled: Memory) -> None:
         assert (top.title, top.coverage) == (title, 1.0), query
 
 
+def test_irregular_forms_find_their_base(filled: Memory) -> None:
+    filled.write("Lisbon trip", observations=["[trip] we went to Lisbon and bought azulejo tiles"])
+    filled.write("Dentist", observations=["[visit] two teeth filled, the children were seen too"])
+    filled.write("Porto trip", observations=["[plan] we go to Porto to buy port wine"])
+    for query, title in (
+        ("go Lisbon buy tiles", "Lisbon trip"),
+        ("tooth child", "Dentist"),
+        ("went Porto", "Porto trip"),
+    ):
+        top = filled.search(query, limit=1)[0]
+        assert (top.title, top.coverage) == (title, 1.0), query
+
+
 def test_a_short_word_is_not_a_prefix_of_longer_ones(filled: Memory) -> None:
     filled.write("Wallet", observations=["[item] the insurance card is in the wallet"])
     filled.write("Rental", observations=["[plan] rent a car for the weekend"])

@@ -425,3 +425,29 @@ def test_british_and_american_spellings_stem_alike(british, american):
 )
 def test_words_that_only_look_british_are_stemmed_as_before(word):
     assert stem(word) == tokenize._ENGLISH.stemWord(word)
+
+
+@pytest.mark.parametrize(
+    ("irregular", "regular"),
+    [
+        ("went", "going"),
+        ("gone", "go"),
+        ("bought", "buying"),
+        ("met", "meeting"),
+        ("ran", "runs"),
+        ("took", "takes"),
+        ("written", "writing"),
+        ("chose", "choosing"),
+        ("children", "child"),
+        ("teeth", "tooth"),
+        ("wives", "wife"),
+    ],
+)
+def test_irregular_forms_stem_as_their_base(irregular, regular):
+    assert stem(irregular) == stem(regular)
+    assert query_terms(irregular, stem=True) == tokens(regular, stem=True)
+
+
+@pytest.mark.parametrize("word", ["left", "led", "sat", "shot", "rose", "born", "lives", "leaves", "drew"])
+def test_irregular_forms_that_are_mostly_other_words_are_stemmed_as_before(word):
+    assert stem(word) == (word if len(word) <= 3 else tokenize._ENGLISH.stemWord(word))

@@ -33,6 +33,8 @@ from functools import lru_cache
 import opencc
 import Stemmer
 
+from . import english
+
 __all__ = [
     "acronyms",
     "cjk_pairs",
@@ -71,7 +73,7 @@ _CJK_STARTS = [first for first, _ in _CJK_RANGES]
 # another setting, or another release of the stemmer (whose stems may differ), is rebuilt: the
 # index schema version names both.
 STEM_ENGLISH = True
-STEMMER = f"snowball-english/{Stemmer.version()}+us-spelling/1" if STEM_ENGLISH else "none"
+STEMMER = f"snowball-english/{Stemmer.version()}+{english.VERSION}" if STEM_ENGLISH else "none"
 # Likewise the Traditional-to-Simplified table: another OpenCC release may fold differently.
 FOLDING = f"opencc-t2s/{opencc.__version__}"
 
@@ -514,12 +516,14 @@ def _simplified_forms() -> dict[str, str]:
 
 
 def stem(word: str) -> str:
-    """The Snowball English (Porter2) stem of a word, spelled the American way first:
-    ``deployments`` -> ``deploy``, ``organisation`` and ``organization`` -> ``organiz``,
+    """The Snowball English (Porter2) stem of a word, after :func:`english.base_form` (an
+    irregular form's base, the American spelling): ``deployments`` -> ``deploy``,
+    ``organisation`` and ``organization`` -> ``organiz``, ``went`` -> ``go``,
     ``allergies`` -> ``allergi``.
 
-    Only lower-case ASCII words longer than three letters change; anything else (CJK, digits,
-    other scripts) comes back as given. The result is what matters for search, not spelling.
+    Only lower-case ASCII words change, and of three letters or fewer only irregular forms
+    (``ran`` -> ``run``); anything else (CJK, digits, other scripts) comes back as given. The
+    result is what matters for search, not spelling.
 
     Args:
         word: one token as produced by :func:`tokens`.
@@ -532,76 +536,14 @@ def stem(word: str) -> str:
 
 _ENGLISH = Stemmer.Stemmer("english")
 
-# British spellings are made American before stemming, in the index and in queries alike, so that
-# colour and color, organise and organize, analyse, centre, catalogue and their forms meet. Each
-# rule needs letters before its ending, which keeps four, hour, tour, raise, noise, rise, vogue
-# and rogue as they are; a word it changes needlessly (promise -> promize) changes on both sides.
-_BRITISH_RE = re.compile(
-    r"([a-z]{2,})our(|s|ed|ing|ite|ites|er|ers|able|ably|ful|less|hood|hoods|ist|ists|y)"
-    r"|([a-z]{3,})([iy])s(e|ed|es|ing|er|ers|ation|ations)"
-    r"|([a-z]{2,})tre(|s)"
-    r"|([a-z]{2,})tred"
-    r"|([a-z]{3,})ogue(|s)"
-)
-# Words no rule above can take without taking others too (Snowball already joins enrol/enroll).
-_BRITISH_WORDS = {
-    "grey": "gray",
-    "greys": "grays",
-    "greyish": "grayish",
-    "programme": "program",
-    "programmes": "programs",
-    "aluminium": "aluminum",
-    "defence": "defense",
-    "defences": "defenses",
-    "offence": "offense",
-    "offences": "offenses",
-    "licence": "license",
-    "licences": "licenses",
-    "pretence": "pretense",
-    "plough": "plow",
-    "jewellery": "jewelry",
-    "manoeuvre": "maneuver",
-    "manoeuvres": "maneuvers",
-    "anaemia": "anemia",
-    "anaemic": "anemic",
-    "paediatric": "pediatric",
-    "paediatrics": "pediatrics",
-    "paediatrician": "pediatrician",
-    "orthopaedic": "orthopedic",
-    "oestrogen": "estrogen",
-    "haemoglobin": "hemoglobin",
-    "leukaemia": "leukemia",
-    "skilful": "skillful",
-}
-
-
-def _american(word: str) -> str:
-    """The American spelling of a lower-case British one (``colours`` -> ``colors``); other words
-    come back as given."""
-    if spelled := _BRITISH_WORDS.get(word):
-        return spelled
-    found = _BRITISH_RE.fullmatch(word)
-    if found is None:
-        return word
-    stem_our, end_our, stem_is, vowel, end_is, stem_tre, end_tre, stem_tred, stem_ogue, end_ogue = (
-        found.groups()
-    )
-    if stem_our:
-        return f"{stem_our}or{end_our}"
-    if stem_is:
-        return f"{stem_is}{vowel}z{end_is}"
-    if stem_tre:
-        return f"{stem_tre}ter{end_tre}"
-    if stem_tred:
-        return f"{stem_tred}tered"
-    return f"{stem_ogue}og{end_ogue}"
-
 
 @lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
-    if len(word) <= 3 or not (word.isascii() and word.isalpha() and word.islower()):
+    if not (word.isascii() and word.isalpha() and word.islower()):
         return word
-    return _ENGLISH.stemWord(_american(word))
+    word = english.base_form(word)
+    # Snowball cuts short words that are mostly names and acronyms (ios -> io, aws -> aw).
+    return word if len(word) <= 3 else _ENGLISH.stemWord(word)
 
 
 def stem_without_i(term: str) -> str | None:
