@@ -75,6 +75,16 @@ def test_a_compound_is_found_hyphenated_together_or_apart(filled: Memory) -> Non
         assert (line.title, line.line) == (title, top.line), query
 
 
+def test_letters_and_digits_written_together_find_them_written_apart(filled: Memory) -> None:
+    filled.write("Phone", observations=["[model] an iPhone 15 Pro with a cracked case"])
+    filled.write("Laptop", observations=["[os] the ThinkPad runs Win 11 and Python 3.12"])
+    filled.write("Camera", observations=["[model] Nikon Z50 with the kit lens"])
+    for query, title in (("iphone15", "Phone"), ("win11 python3.12", "Laptop"), ("z50", "Camera")):
+        top = filled.search(query, limit=1)[0]
+        assert (top.title, top.coverage) == (title, 1.0), query
+    assert filled.search("iphone16", limit=1)[0].coverage < 1.0  # asked as iphone and 16
+
+
 def test_british_and_american_spellings_find_each_other(filled: Memory) -> None:
     filled.write("Office move", observations=["[plan] we organised the colour scheme of the new centre"])
     filled.write("Lab", observations=["[data] the samples were analyzed at the gray building"])

@@ -13,6 +13,7 @@ from cairn.tokenize import (
     fold,
     index_text,
     is_cjk,
+    letter_digit_parts,
     query_abbreviations,
     query_acronyms,
     query_compounds,
@@ -451,3 +452,23 @@ def test_irregular_forms_stem_as_their_base(irregular, regular):
 @pytest.mark.parametrize("word", ["left", "led", "sat", "shot", "rose", "born", "lives", "leaves", "drew"])
 def test_irregular_forms_that_are_mostly_other_words_are_stemmed_as_before(word):
     assert stem(word) == (word if len(word) <= 3 else tokenize._ENGLISH.stemWord(word))
+
+
+@pytest.mark.parametrize(
+    ("word", "parts"),
+    [
+        ("iPhone15", "iPhone 15"),
+        ("win11", "Win 11"),
+        ("3090ti", "3090 Ti"),
+        ("gpt4o", "GPT 4 o"),
+        ("python3", "Python 3"),
+    ],
+)
+def test_a_word_of_letters_and_digits_splits_into_the_words_it_is_made_of(word, parts):
+    (term,) = query_terms(word, stem=True)
+    assert letter_digit_parts(term, stem=True) == tokens(parts, stem=True)
+
+
+@pytest.mark.parametrize("word", ["python", "2026", "数据", "ab_12"])
+def test_a_word_of_letters_or_digits_alone_does_not_split(word):
+    assert letter_digit_parts(word, stem=True) == []

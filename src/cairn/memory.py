@@ -653,7 +653,8 @@ class Memory:
         many notes hold each; then the acronyms or Chinese abbreviations the whole query could
         stand for, those a note holds (``tokenize.query_acronyms``; ``query_abbreviations`` only
         in a title or tags), and the query's words written together that a note holds
-        (``tokenize.query_compounds``), with the terms they stand for."""
+        (``tokenize.query_compounds``), with the terms they stand for. A word of letters and
+        digits that no note holds is asked as its parts (``tokenize.letter_digit_parts``)."""
         terms = search_terms(query)
         runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
         acronyms = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
@@ -663,9 +664,13 @@ class Memory:
         if len(terms) <= MAX_QUERY_TERMS:  # not for a pasted page: its rarest words carry it (below)
             compounds = tokenize.query_compounds(query, stem=tokenize.STEM_ENGLISH)
             joins = {joined: parts for joined, parts in compounds.items() if joined not in terms}
+        splits = {t: s for t in terms if (s := tokenize.letter_digit_parts(t, stem=tokenize.STEM_ENGLISH))}
+        parts = [p for split in splits.values() for p in split]
         stats = self._index.term_stats(
-            list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms, *joins]))
+            list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms, *joins, *parts]))
         )
+        if unheld := {t: split for t, split in splits.items() if stats.docs.get(t, 0) == 0}:
+            terms = list(dict.fromkeys(p for t in terms for p in unheld.get(t, (t,))))
         if runs:
             seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0, terms)
             terms = [t for t in terms if t not in seams] or terms

@@ -42,6 +42,7 @@ __all__ = [
     "fold",
     "index_text",
     "is_cjk",
+    "letter_digit_parts",
     "may_hold_acronyms",
     "query_acronyms",
     "query_compounds",
@@ -131,6 +132,7 @@ _HYPHENATED_RE = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+){1,2}(?![\w-
 _INNER_HYPHEN_RE = re.compile(r"-(?<=[a-z0-9]-)(?=[a-z0-9])", re.ASCII)
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _QUERY_WORD_RE = re.compile(r"[a-z0-9]+", re.ASCII)
+_LETTERS_OR_DIGITS_RE = re.compile(r"[a-z]+|[0-9]+", re.ASCII)
 
 
 def may_hold_acronyms(text: str) -> bool:
@@ -315,6 +317,15 @@ def query_compounds(text: str, *, stem: bool = False) -> dict[str, tuple[str, ..
         if match.group().count("-") == 2:
             add(list(_QUERY_WORD_RE.finditer(match.group())))
     return made
+
+
+def letter_digit_parts(term: str, *, stem: bool = False) -> list[str]:
+    """A query word of letters and digits written together, as the words it is made of:
+    ``iphone15`` -> ``iphon``, ``15`` (stemmed as words); ``win11`` -> ``win``, ``11``. Search
+    asks for them when no note holds the word itself, since notes write ``iPhone 15`` as often as
+    ``iPhone15``. Empty for a word of letters or digits alone, or of other characters."""
+    parts = _LETTERS_OR_DIGITS_RE.findall(term) if term.isascii() and term.isalnum() else []
+    return query_terms(" ".join(parts), stem=stem) if len(parts) > 1 else []
 
 
 def query_terms(text: str, *, stem: bool = False) -> list[str]:
