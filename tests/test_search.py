@@ -576,6 +576,24 @@ def test_a_chinese_name_written_out_finds_its_abbreviation_once_a_title_or_tag_n
     assert social.permalink not in {h.permalink for h in apart}
 
 
+def test_a_chinese_short_form_finds_the_name_a_title_or_tag_writes_out(filled: Memory) -> None:
+    bank = filled.write("工商银行 东风路支行", observations=["[account] 工资卡在这里开的"])
+    exam = filled.write("体育中考备考", observations=["[score] 成绩出来了，满分 70 分"])
+    tax = filled.write("2025年度汇算", tags=["个人所得税"], observations=["[refund] 退税 1,260 元"])
+    filled.write("招商银行信用卡", observations=["[bill] 每月八号出账单"])
+    for query, note in (("工行", bank), ("体考成绩", exam), ("个税 退税", tax)):
+        top = filled.search(query, limit=1)[0]
+        assert (top.permalink, top.coverage) == (note.permalink, 1.0), query
+    # Written in a sentence, an unknown pair is two words meeting: 每个 is not 每月...号.
+    budget = filled.write("家庭月度预算", observations=["[parents] 给妈妈的生活费每月 2000 元"])
+    filled.write("社区义诊（每月第二个周六）", observations=["[where] 街道卫生服务中心"])
+    assert filled.search("每个月给妈妈多少生活费", limit=1)[0].permalink == budget.permalink
+    assert filled.search("每号", limit=1) == []  # 每月八号 is written in no title or tag
+    for name in ("工业银行", "工农银行", "工程银行"):  # four names 工行 may shorten: none of them
+        filled.write(name, observations=["[note] 开户"])
+    assert filled.search("工行", limit=1) == []
+
+
 def test_an_acronym_of_a_name_on_a_sensitive_line_stays_private(memory: Memory) -> None:
     memory.write(
         "Checkups", observations=["[clinic] yearly at the Royal Marsden Hospital #sensitive", "[note] in May"]

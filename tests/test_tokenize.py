@@ -14,6 +14,7 @@ from cairn.tokenize import (
     index_text,
     is_cjk,
     letter_digit_parts,
+    long_forms,
     query_abbreviations,
     query_acronyms,
     query_compounds,
@@ -472,3 +473,18 @@ def test_a_word_of_letters_and_digits_splits_into_the_words_it_is_made_of(word, 
 @pytest.mark.parametrize("word", ["python", "2026", "数据", "ab_12"])
 def test_a_word_of_letters_or_digits_alone_does_not_split(word):
     assert letter_digit_parts(word, stem=True) == []
+
+
+@pytest.mark.parametrize(
+    ("short", "names", "expected"),
+    [
+        ("工行", ["工商银行 东风路支行"], ["工商银行"]),
+        ("体考", ["体育中考备考"], ["体育中考"]),
+        ("北大", ["北京大学", "北大"], ["北京大"]),  # a pair never spans nothing between
+        ("个税", ["个人所得税"], ["个人所得税"]),
+        ("工行", ["工商銀行"], ["工商银行"]),  # folded, as tokens are
+        ("工行", ["工程师的银行卡", "工 行"], []),  # four characters between; not CJK between
+    ],
+)
+def test_a_chinese_short_form_finds_the_names_it_may_stand_for(short, names, expected):
+    assert long_forms(short, names) == expected

@@ -47,6 +47,7 @@ _PUBLIC_COLUMNS = "{title permalink tags body}"
 # it, starting the second thread (~0.1 ms) and counting each term's notes twice cost more than
 # half the work saves (3,000 matches: 4.5 ms in one, 3.2 ms in two halves).
 SPLIT_AFTER = 1500
+NAMES_NEAR = 20  # notes read for the names a Chinese short form may stand for (Index.names_near)
 _WEIGHTS = ", ".join(str(w) for w in FIELD_WEIGHTS)
 _FEW_TARGETS = 256  # superseded_by_many: for more rows than this, first read which permalinks are named
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -861,6 +862,20 @@ class Index:
                 "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT 1", (f'{{title tags}} : "{term}"',)
             ).fetchone()
         ]
+
+    def names_near(self, first: str, second: str, within: int) -> list[str]:
+        """Titles and tags of notes that hold, in a title or tag, CJK characters ``first`` and
+        ``second`` at most ``within`` characters apart, in either order (each character starts
+        one token: ``tokenize.tokens``). At most ``NAMES_NEAR`` notes' worth."""
+        match = f'{{title tags}} : NEAR("{first}"* "{second}"*, {within})'
+        names: list[str] = []
+        for title, tags in self.db.execute(
+            "SELECT title, tags FROM notes WHERE id IN"
+            " (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)",
+            (match, NAMES_NEAR),
+        ):
+            names += [title or "", *json.loads(tags or "[]")]
+        return names
 
     def relations_of(self, note_id: int, *, include_private: bool) -> list[tuple[str, str, str | None]]:
         """Outgoing relations: (type, target, resolved permalink or None), in file order; those

@@ -72,6 +72,9 @@ MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
 RELATED_PER_HIT = 10
+SHORT_FORMS = 3  # Chinese pairs of one query looked up as short forms of names (_long_forms)
+SHORT_FORM_RUN = 4  # ... each typed in a word of at most this many characters
+LONG_FORMS = 3  # names one short form may stand for; more, and it stands for none of them
 MAX_QUERY_TERMS = 64  # a longer query (a pasted page) searches for its rarest terms the vault holds
 SNIPPET_LINE_CHARS = 320  # a pasted log or minified blob is one line: a hit shows this much of each
 CHECKPOINT_AFTER = 500  # files re-indexed in one go after which the WAL is folded back
@@ -671,9 +674,14 @@ class Memory:
         )
         if unheld := {t: split for t, split in splits.items() if stats.docs.get(t, 0) == 0}:
             terms = list(dict.fromkeys(p for t in terms for p in unheld.get(t, (t,))))
+        written = self._long_forms(query, terms, stats)
         if runs:
-            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0, terms)
+            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0 or pair in written, terms)
             terms = [t for t in terms if t not in seams] or terms
+        if written:
+            terms = list(dict.fromkeys(t for term in terms for t in written.get(term, [term])))
+            more = self._index.term_stats([t for t in terms if t not in stats.docs])
+            stats = TermStats(stats.notes, {**stats.docs, **more.docs}, {**stats.public, **more.public})
         if len(terms) > MAX_QUERY_TERMS:
             # A pasted page: its rarest words that the vault holds carry the query (BM25 would
             # weigh the rest near zero), and a bounded query stays fast.
@@ -686,6 +694,23 @@ class Memory:
             if stats.docs.get(joined, 0) > 0 and (kept := tuple(p for p in parts if p in terms)):
                 stands_for.setdefault(joined, kept)
         return [*terms, *stands_for], stats, stands_for
+
+    def _long_forms(self, query: str, terms: list[str], stats: TermStats) -> dict[str, list[str]]:
+        """The Chinese pairs among ``terms`` that no note holds but that shorten names some notes'
+        titles or tags hold (``工行``: ``工商银行``, see ``tokenize.long_forms``), each with the
+        terms of those names, which search asks for in its place. Not a pair that could shorten
+        more than ``LONG_FORMS`` names.
+
+        Only a pair typed in a word of up to ``SHORT_FORM_RUN`` characters: in a sentence, a pair
+        no note holds is mostly two words meeting (``每个月``: ``每个``, not ``每月第二个``)."""
+        typed = {p for pairs in tokenize.cjk_pairs(query) if len(pairs) < SHORT_FORM_RUN for p in pairs}
+        unheld = [t for t in terms if t in typed and not stats.docs.get(t)]
+        written: dict[str, list[str]] = {}
+        for pair in unheld[:SHORT_FORMS]:
+            names = self._index.names_near(pair[0], pair[1], tokenize.LEFT_OUT_CHARS[1])
+            if 0 < len(forms := tokenize.long_forms(pair, names)) <= LONG_FORMS:
+                written[pair] = [t for form in forms for t in tokenize.query_terms(form)]
+        return written
 
     def _line_hits(
         self, terms: Sequence[str], stats: TermStats, ranker: ranking.Query, filters: Filters, limit: int

@@ -27,7 +27,7 @@ import itertools
 import operator
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import lru_cache
 
 import opencc
@@ -43,6 +43,7 @@ __all__ = [
     "index_text",
     "is_cjk",
     "letter_digit_parts",
+    "long_forms",
     "may_hold_acronyms",
     "query_acronyms",
     "query_compounds",
@@ -123,6 +124,8 @@ _NAME_RE = re.compile(
 )
 # Chinese names shortened (社会工作者: 社工), found from a query that writes them out.
 ABBREVIATION_CHARS = (4, 8)
+# ... and written out (工行: 工商银行), from a query that shortens them: characters left out.
+LEFT_OUT_CHARS = (1, 3)
 # English compounds are written apart, hyphenated or together (e-mail, email; TP-Link, TPLink).
 # Two or three parts, the first starting with a letter: a longer chain is a slug or an identifier,
 # and one that starts with a number is a date, a time or a range (2026-03-15, 10-12).
@@ -234,6 +237,17 @@ def query_abbreviations(text: str) -> list[str]:
     own = {run[i : i + 2] for i in range(len(run) - 1)}
     made = (run[0] + c for c in run[2::2] if c not in _CJK_FUNCTION_CHARS)
     return [pair for pair in dict.fromkeys(made) if pair not in own]
+
+
+def long_forms(short: str, names: Iterable[str]) -> list[str]:
+    """The names, or runs of CJK characters in them, that a Chinese short form of two characters
+    may stand for: from its first character to its second, with ``LEFT_OUT_CHARS`` between
+    (``工行``: ``工商银行``; ``体考``: ``体育中考``; ``北大``: ``北京大学``), shortest first where
+    a name holds several. Folded, as tokens are made of them."""
+    low, high = LEFT_OUT_CHARS
+    first, second = map(re.escape, short)
+    spelled = re.compile(f"{first}[{_CJK_CHARS}]{{{low},{high}}}?{second}")
+    return list(dict.fromkeys(found.group() for name in names for found in spelled.finditer(fold(name))))
 
 
 def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
