@@ -32,7 +32,7 @@ FEEDBACK = (feedback.Feedback(10, 10, 0.5), feedback.Feedback(3, 5, 0.3))
 
 def ablations() -> tuple[Ablation, ...]:
     """The rows, Cairn as shipped first (imported here: the baselines run without Cairn)."""
-    from cairn import index, memory, ranking, tokenize
+    from cairn import english, index, memory, ranking, tokenize
 
     return (
         Ablation("as shipped", ()),
@@ -53,6 +53,18 @@ def ablations() -> tuple[Ablation, ...]:
                 (tokenize, "compounds", lambda text, *, stem=False, folded=False: []),
                 (tokenize, "query_compounds", lambda text, *, stem=False: {}),
             ),
+        ),
+        Ablation(
+            "English word forms not made one first (irregular forms: went/go; British spellings)",
+            ((english, "base_form", lambda word: word),),
+        ),
+        Ablation(
+            "no word of letters and digits asked as its parts (iphone15: iphone 15)",
+            ((tokenize, "letter_digit_parts", lambda term, *, stem=False: []),),
+        ),
+        Ablation(
+            "no Chinese short form asked as the names it shortens (工行: 工商银行)",
+            ((memory.Memory, "_long_forms", lambda self, query, terms, stats: {}),),
         ),
         Ablation(
             "equal field weights (title = permalink = tags = body)", ((index, "_WEIGHTS", "1, 1, 1, 1, 1"),)
@@ -79,14 +91,18 @@ def ablations() -> tuple[Ablation, ...]:
 
 @contextlib.contextmanager
 def applied(ablation: Ablation) -> Iterator[None]:
+    from cairn import tokenize
+
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in ablation.patches]
     try:
         for owner, name, value in ablation.patches:
             setattr(owner, name, value)
+        tokenize._stem.cache_clear()  # stems made before the switch would outlive it
         yield
     finally:
         for owner, name, value in saved:
             setattr(owner, name, value)
+        tokenize._stem.cache_clear()
 
 
 def _locomo(convs: list[locomo.Conversation], workdir: Path) -> list[str]:

@@ -30,3 +30,13 @@ def test_a_setting_that_does_not_exist_is_an_error_not_a_new_attribute() -> None
     with pytest.raises(AttributeError), ablations.applied(row):
         raise AssertionError("the row ran with a setting that does not exist")
     assert not hasattr(ranking, "NO_SUCH_SETTING")
+
+
+def test_stems_made_before_a_switch_do_not_outlive_it() -> None:
+    from cairn import english, tokenize
+
+    assert tokenize.stem("went") == "go"
+    row = ablations.Ablation("no word forms", ((english, "base_form", lambda word: word),))
+    with ablations.applied(row):
+        assert tokenize.stem("went") == "went"
+    assert tokenize.stem("went") == "go"
