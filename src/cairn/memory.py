@@ -657,7 +657,8 @@ class Memory:
         stand for, those a note holds (``tokenize.query_acronyms``; ``query_abbreviations`` only
         in a title or tags), and the query's words written together that a note holds
         (``tokenize.query_compounds``), with the terms they stand for. A word of letters and
-        digits that no note holds is asked as its parts (``tokenize.letter_digit_parts``)."""
+        digits that no note holds is asked as its parts (``tokenize.letter_digit_parts``), a
+        Chinese short form that no note holds as the names it shortens (``_long_forms``)."""
         terms = search_terms(query)
         runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
         acronyms = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
