@@ -450,6 +450,18 @@ def test_irregular_forms_stem_as_their_base(irregular, regular):
     assert query_terms(irregular, stem=True) == tokens(regular, stem=True)
 
 
+@pytest.mark.parametrize(
+    ("short", "other"), [("try", "tried"), ("fly", "flying"), ("flew", "flies"), ("dry", "dries")]
+)
+def test_a_short_verb_ending_in_y_stems_as_its_other_forms(short, other):
+    assert stem(short) == stem(other)
+
+
+@pytest.mark.parametrize("word", ["ios", "aws", "gas", "buy", "key", "sky"])
+def test_other_short_words_keep_their_letters(word):
+    assert stem(word) == word
+
+
 @pytest.mark.parametrize("word", ["left", "led", "sat", "shot", "rose", "born", "lives", "leaves", "drew"])
 def test_irregular_forms_that_are_mostly_other_words_are_stemmed_as_before(word):
     assert stem(word) == (word if len(word) <= 3 else tokenize._ENGLISH.stemWord(word))

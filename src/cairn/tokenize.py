@@ -547,8 +547,9 @@ def stem(word: str) -> str:
     ``allergies`` -> ``allergi``.
 
     Only lower-case ASCII words change, and of three letters or fewer only irregular forms
-    (``ran`` -> ``run``); anything else (CJK, digits, other scripts) comes back as given. The
-    result is what matters for search, not spelling.
+    (``ran`` -> ``run``) and verbs ending in a ``y`` (``try`` -> ``tri``, as ``tried``); anything
+    else (CJK, digits, other scripts) comes back as given. The result is what matters for search,
+    not spelling.
 
     Args:
         word: one token as produced by :func:`tokens`.
@@ -567,8 +568,11 @@ def _stem(word: str) -> str:
     if not (word.isascii() and word.isalpha() and word.islower()):
         return word
     word = english.base_form(word)
-    # Snowball cuts short words that are mostly names and acronyms (ios -> io, aws -> aw).
-    return word if len(word) <= 3 else _ENGLISH.stemWord(word)
+    # Snowball would cut short words that are mostly names and acronyms (ios -> io, aws -> aw),
+    # but a short verb's y must go as it goes from its other forms (try, tried, tries: tri).
+    if len(word) > 3 or (len(word) == 3 and word[2] == "y" and word[1] not in "aeiouy"):
+        return _ENGLISH.stemWord(word)
+    return word
 
 
 def stem_without_i(term: str) -> str | None:
