@@ -660,7 +660,8 @@ class Memory:
         digits that no note holds is asked as its parts (``tokenize.letter_digit_parts``), a
         Chinese short form that no note holds as the names it shortens (``_long_forms``)."""
         terms = search_terms(query)
-        runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
+        typed = tokenize.cjk_pairs(query)
+        runs = [pairs for pairs in typed if len(pairs) > 2]  # long enough for a seam
         acronyms = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
         abbreviations = self._index.in_names(tokenize.query_abbreviations(query))
         short_forms = [a for a in acronyms + abbreviations if a not in terms]
@@ -675,7 +676,7 @@ class Memory:
         )
         if unheld := {t: split for t, split in splits.items() if stats.docs.get(t, 0) == 0}:
             terms = list(dict.fromkeys(p for t in terms for p in unheld.get(t, (t,))))
-        written = self._long_forms(query, terms, stats)
+        written = self._long_forms(typed, terms, stats)
         if runs:
             seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0 or pair in written, terms)
             terms = [t for t in terms if t not in seams] or terms
@@ -696,16 +697,17 @@ class Memory:
                 stands_for.setdefault(joined, kept)
         return [*terms, *stands_for], stats, stands_for
 
-    def _long_forms(self, query: str, terms: list[str], stats: TermStats) -> dict[str, list[str]]:
+    def _long_forms(self, typed: list[list[str]], terms: list[str], stats: TermStats) -> dict[str, list[str]]:
         """The Chinese pairs among ``terms`` that no note holds but that shorten names some notes'
         titles or tags hold (``工行``: ``工商银行``, see ``tokenize.long_forms``), each with the
         terms of those names, which search asks for in its place. Not a pair that could shorten
         more than ``LONG_FORMS`` names.
 
-        Only a pair typed in a word of up to ``SHORT_FORM_RUN`` characters: in a sentence, a pair
-        no note holds is mostly two words meeting (``每个月``: ``每个``, not ``每月第二个``)."""
-        typed = {p for pairs in tokenize.cjk_pairs(query) if len(pairs) < SHORT_FORM_RUN for p in pairs}
-        unheld = [t for t in terms if t in typed and not stats.docs.get(t)]
+        Only a pair typed (``typed``: the query's pairs, run by run) in a word of up to
+        ``SHORT_FORM_RUN`` characters: in a sentence, a pair no note holds is mostly two words
+        meeting (``每个月``: ``每个``, not ``每月第二个``)."""
+        in_words = {pair for pairs in typed if len(pairs) < SHORT_FORM_RUN for pair in pairs}
+        unheld = [t for t in terms if t in in_words and not stats.docs.get(t)]
         written: dict[str, list[str]] = {}
         for pair in unheld[:SHORT_FORMS]:
             names = self._index.names_near(pair[0], pair[1], tokenize.LEFT_OUT_CHARS[1])
