@@ -64,7 +64,7 @@ def ablations() -> tuple[Ablation, ...]:
         ),
         Ablation(
             "no Chinese short form asked as the names it shortens (工行: 工商银行)",
-            ((memory.Memory, "_long_forms", lambda self, query, terms, stats: {}),),
+            ((memory.Memory, "_long_forms", lambda self, typed, terms, stats: {}),),
         ),
         Ablation(
             "equal field weights (title = permalink = tags = body)", ((index, "_WEIGHTS", "1, 1, 1, 1, 1"),)

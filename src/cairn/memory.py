@@ -670,20 +670,20 @@ class Memory:
             compounds = tokenize.query_compounds(query, stem=tokenize.STEM_ENGLISH)
             joins = {joined: parts for joined, parts in compounds.items() if joined not in terms}
         splits = {t: s for t in terms if (s := tokenize.letter_digit_parts(t, stem=tokenize.STEM_ENGLISH))}
-        parts = [p for split in splits.values() for p in split]
-        stats = self._index.term_stats(
-            list(dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms, *joins, *parts]))
-        )
-        if unheld := {t: split for t, split in splits.items() if stats.docs.get(t, 0) == 0}:
-            terms = list(dict.fromkeys(p for t in terms for p in unheld.get(t, (t,))))
-        written = self._long_forms(typed, terms, stats)
+        pieces = [p for split in splits.values() for p in split]
+        asked = dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms, *joins, *pieces])
+        stats = self._index.term_stats(list(asked))
+        # A term no note holds is asked as what it may be written as instead.
+        instead = {t: split for t, split in splits.items() if not stats.docs.get(t)}
+        instead |= self._long_forms(typed, terms, stats)
         if runs:
-            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0 or pair in written, terms)
+            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0 or pair in instead, terms)
             terms = [t for t in terms if t not in seams] or terms
-        if written:
-            terms = list(dict.fromkeys(t for term in terms for t in written.get(term, [term])))
-            more = self._index.term_stats([t for t in terms if t not in stats.docs])
-            stats = TermStats(stats.notes, {**stats.docs, **more.docs}, {**stats.public, **more.public})
+        if instead:
+            terms = list(dict.fromkeys(t for term in terms for t in instead.get(term, [term])))
+            if unasked := [t for t in terms if t not in asked]:
+                more = self._index.term_stats(unasked)
+                stats = TermStats(stats.notes, {**stats.docs, **more.docs}, {**stats.public, **more.public})
         if len(terms) > MAX_QUERY_TERMS:
             # A pasted page: its rarest words that the vault holds carry the query (BM25 would
             # weigh the rest near zero), and a bounded query stays fast.
