@@ -569,8 +569,9 @@ def _stem(word: str) -> str:
         return word
     word = english.base_form(word)
     # Snowball would cut short words that are mostly names and acronyms (ios -> io, aws -> aw),
-    # but a short verb's y must go as it goes from its other forms (try, tried, tries: tri).
-    if len(word) > 3 or (len(word) == 3 and word[2] == "y" and word[1] not in "aeiouy"):
+    # but a short verb's y must go as it goes from its other forms (try, tried, tries: tri);
+    # Snowball itself keeps the y after a vowel (buy, key).
+    if len(word) > 3 or (len(word) == 3 and word[2] == "y"):
         return _ENGLISH.stemWord(word)
     return word
 
