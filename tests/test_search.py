@@ -95,6 +95,32 @@ def test_british_and_american_spellings_find_each_other(filled: Memory) -> None:
         assert best(filled, query) == (title, 1.0), query
 
 
+def test_a_date_in_digits_or_chinese_meets_its_month_named(filled: Memory) -> None:
+    # Each note writes its date one way; every query asks another way. Written before the right
+    # note, the wrong one is newer and would win a tie on the word both hold.
+    filled.write("Incident 2026-10-14: consumer lag", observations=["[cause] a slow rebalance"])
+    filled.write("Incident in June", observations=["[cause] a full disk"])
+    checkup = filled.write(
+        "复查安排", observations=["[drugs] 复查后去药房拿药", "[visit] 2026-03-05 去医院复查血压"]
+    )
+    filled.write("复查提醒", observations=["[visit] 下次复查在五月"])
+    filled.write("Dentist", observations=["[visit] 2026年11月8日 下午三点 cleaning"])
+    filled.write("Dentist bill", observations=["[paid] 120 for the cleaning"])
+    for query, title in (
+        ("incident in October", "Incident 2026-10-14: consumer lag"),
+        ("March 5 复查", "复查安排"),
+        ("3月5日复查", "复查安排"),
+        ("dentist Nov 8", "Dentist"),
+        ("dentist 2026-11-08", "Dentist"),
+    ):
+        assert best(filled, query) == (title, 1.0), query
+    dated = next(o.line for o in filled.read(checkup.permalink).observations if "2026" in o.content)
+    assert filled.search("复查 March", granularity="line", limit=1)[0].line == dated  # not the first line
+    # A bare number is no month, and a date inside a code is none either.
+    filled.write("Ticket", observations=["[id] NE-ASSENT-2025-0412 stays open"])
+    assert all(h.title != "Ticket" for h in filled.search("April"))
+
+
 def test_irregular_forms_find_their_base(filled: Memory) -> None:
     filled.write("Lisbon trip", observations=["[trip] we went to Lisbon and bought azulejo tiles"])
     filled.write("Dentist", observations=["[visit] two teeth filled, the children were seen too"])

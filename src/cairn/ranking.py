@@ -69,6 +69,11 @@ class Query:
         return frozenset(t for t in self.terms if t.isascii() and t[:1].isalpha())
 
     @cached_property
+    def month_like(self) -> frozenset[str]:
+        """Terms that a text may hold only through a date (``tokenize.months``)."""
+        return tokenize.MONTH_TERMS.intersection(self.terms)
+
+    @cached_property
     def asked_weight(self) -> float:
         """The weight of what the query asks for: its terms, an acronym counted through its words."""
         return sum(self.weights[t] for t in self.terms if t not in self.stands_for)
@@ -149,15 +154,18 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
                 counts.update(named)
                 counted[i] = counts
 
-    # A name written out (``Student Loans Company``) holds the acronym asked for (``slc``), and a
-    # hyphenated word itself written together (``wifi`` in ``Wi-Fi``), as the index holds them; one
-    # search of the whole note first spares most notes the look at each line.
+    # A name written out (``Student Loans Company``) holds the acronym asked for (``slc``), a
+    # hyphenated word itself written together (``wifi`` in ``Wi-Fi``) and a date its month
+    # (``october`` in ``2026-10-14``), as the index holds them; one search of the whole note
+    # first spares most notes the look at each line.
     if (wanted := query.acronym_like) and tokenize.may_hold_acronyms(joined):
         add([a for a in tokenize.acronyms(text, stem=stem) if a in wanted] for text in texts)
     if (wanted := query.compound_like) and not wanted.isdisjoint(
         tokenize.compounds(whole, stem=stem, folded=True)
     ):
         add([c for c in tokenize.compounds(text, stem=stem, folded=True) if c in wanted] for text in folded)
+    if (wanted := query.month_like) and tokenize.months(whole, stem=stem):
+        add([m for m in tokenize.months(text, stem=stem) if m in wanted] for text in folded)
     return counted
 
 

@@ -33,7 +33,7 @@ from functools import lru_cache
 import opencc
 import Stemmer
 
-from . import english
+from . import dates, english
 
 __all__ = [
     "acronyms",
@@ -45,6 +45,7 @@ __all__ = [
     "letter_digit_parts",
     "long_forms",
     "may_hold_acronyms",
+    "months",
     "query_acronyms",
     "query_compounds",
     "query_terms",
@@ -276,14 +277,22 @@ def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
 
 
 def index_text(text: str, *, stem: bool = False) -> str:
-    """Return ``tokens(text)``, the text's ``acronyms`` and its ``compounds`` joined by single
-    spaces, ready for an FTS5 column."""
+    """Return ``tokens(text)``, the text's ``acronyms``, ``compounds`` and ``months`` joined by
+    single spaces, ready for an FTS5 column."""
     folded = fold(text)
     return " ".join(
         tokens(folded, stem=stem, folded=True)
         + acronyms(text, stem=stem)
         + compounds(folded, stem=stem, folded=True)
+        + months(folded, stem=stem)
     )
+
+
+def months(folded: str, *, stem: bool = False) -> list[str]:
+    """The months that the dates in a folded text name, as English words (``2026-10-14`` and
+    ``10月`` -> ``october``), with each day written with a leading zero, without it
+    (``dates.month_words``). Indexed beside the text's own tokens: what a query asks for a date."""
+    return [_stem(w) if stem else w for w in dates.month_words(folded)]
 
 
 def compounds(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
@@ -356,11 +365,13 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
         stem: must match the setting used when indexing.
 
     Returns:
-        Distinct terms in order of first occurrence; each is also in ``tokens(text, stem=stem)``.
+        Distinct terms in order of first occurrence. Each is in ``tokens(text, stem=stem)``, but
+        that a date is asked for as its month's name and its numbers (``dates.as_asked``:
+        ``3月5日`` and ``2026-03-05`` ask for ``march`` and ``5``), as the index names it too.
     """
     kept: list[str] = []
     stopped: list[str] = []
-    for kind, run in _runs(text):
+    for kind, run in _runs(dates.as_asked(fold(text))):
         if kind == "cjk":
             if len(run) == 1:
                 (stopped if run in _CJK_FUNCTION_CHARS else kept).append(run)
@@ -574,6 +585,11 @@ def _stem(word: str) -> str:
     if len(word) > 3 or (len(word) == 3 and word[2] == "y"):
         return _ENGLISH.stemWord(word)
     return word
+
+
+# What ``months`` may add to a text's terms (stemmed as the index stems): a text may hold these
+# through a date alone.
+MONTH_TERMS = frozenset([*(_stem(m) if STEM_ENGLISH else m for m in dates.MONTHS), *"123456789"])
 
 
 def stem_without_i(term: str) -> str | None:
