@@ -32,7 +32,7 @@ FEEDBACK = (feedback.Feedback(10, 10, 0.5), feedback.Feedback(3, 5, 0.3))
 
 def ablations() -> tuple[Ablation, ...]:
     """The rows, Cairn as shipped first (imported here: the baselines run without Cairn)."""
-    from cairn import english, index, memory, ranking, tokenize
+    from cairn import dates, english, index, memory, ranking, tokenize
 
     return (
         Ablation("as shipped", ()),
@@ -61,6 +61,10 @@ def ablations() -> tuple[Ablation, ...]:
         Ablation(
             "no word of letters and digits asked as its parts (iphone15: iphone 15)",
             ((tokenize, "letter_digit_parts", lambda term, *, stem=False: []),),
+        ),
+        Ablation(
+            "dates not read as months (2026-10-14, 10月14日 and Oct 14 meet October only as written)",
+            ((dates, "month_words", lambda text: []), (dates, "as_asked", lambda text: text)),
         ),
         Ablation(
             "no Chinese short form asked as the names it shortens (工行: 工商银行)",
