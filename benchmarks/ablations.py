@@ -63,6 +63,13 @@ def ablations() -> tuple[Ablation, ...]:
             ((tokenize, "letter_digit_parts", lambda term, *, stem=False: []),),
         ),
         Ablation(
+            "no plural acronym read as its singular (VMs: vm)",
+            (
+                (tokenize, "acronym_singulars", lambda text, *, stem=False: []),
+                (tokenize, "_singular_acronyms", lambda text: text),
+            ),
+        ),
+        Ablation(
             "dates not read as months (2026-10-14, 10月14日 and Oct 14 meet October only as written)",
             ((dates, "month_words", lambda text: []), (dates, "as_asked", lambda text: text)),
         ),

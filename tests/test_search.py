@@ -121,6 +121,18 @@ def test_a_date_in_digits_or_chinese_meets_its_month_named(filled: Memory) -> No
     assert all(h.title != "Ticket" for h in filled.search("April"))
 
 
+def test_a_plural_acronym_finds_its_singular_and_back(filled: Memory) -> None:
+    filled.write("Cluster", observations=["[infra] twelve VMs behind the load balancer"])
+    filled.write("Team metrics", observations=["[goal] each KPI reviewed monthly"])
+    filled.write("Code review", observations=["[rule] two approvals on PRs"])
+    for query, title in (
+        ("VM balancer", "Cluster"),
+        ("KPIs", "Team metrics"),
+        ("PR approvals", "Code review"),
+    ):
+        assert best(filled, query) == (title, 1.0), query
+
+
 def test_irregular_forms_find_their_base(filled: Memory) -> None:
     filled.write("Lisbon trip", observations=["[trip] we went to Lisbon and bought azulejo tiles"])
     filled.write("Dentist", observations=["[visit] two teeth filled, the children were seen too"])

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from cairn import tokenize
 from cairn.tokenize import (
+    acronym_singulars,
     acronyms,
     cjk_pairs,
     compounds,
@@ -298,6 +299,16 @@ def test_acronyms_of_names_written_out(text, expected):
 def test_acronyms_are_stemmed_as_the_query_for_them_is() -> None:
     assert acronyms("Scottish Association Marine Science", stem=True) == ["sam", "ams"]
     assert query_terms("SAMS", stem=True) == ["sam"] == [stem("sams")]
+
+
+def test_a_plural_acronym_is_also_its_singular_in_the_index_and_in_queries() -> None:
+    text = "two PRs, the VMs, our KPIs and LLMs; APIs"
+    # Snowball cuts the s of apis itself; of kpis, llms, and of every word of three letters, not.
+    assert acronym_singulars(text, stem=True) == ["pr", "vm", "kpi", "llm"]
+    assert set(acronym_singulars(text, stem=True)) <= set(index_text(text, stem=True).split())
+    assert query_terms("KPIs for VMs", stem=True) == ["kpi", "vm"]
+    # The case tells a plural acronym from a word, a version or a name run together.
+    assert acronym_singulars("gas bus yes Yes K8s MP3s SAMS iOS x86s") == []
 
 
 @pytest.mark.parametrize(

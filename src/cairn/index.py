@@ -33,7 +33,7 @@ from .errors import InvalidInput
 from .records import NoteRecord, fts_values, key, unpack_lines
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"27/stem={tokenize.STEMMER}/fold={tokenize.FOLDING}/{dates.VERSION}"
+SCHEMA_VERSION = f"28/stem={tokenize.STEMMER}/fold={tokenize.FOLDING}/{dates.VERSION}"
 # Each schema version keeps its own index file, so that two Cairn versions on one machine (a CLI
 # and an MCP server installed apart) do not rebuild one file back and forth, each in turn. A file
 # that no version has touched for this long is removed: nothing that still runs uses it.

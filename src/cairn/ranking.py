@@ -69,6 +69,11 @@ class Query:
         return frozenset(t for t in self.terms if t.isascii() and t[:1].isalpha())
 
     @cached_property
+    def singular_like(self) -> frozenset[str]:
+        """Terms that a text may hold only as a plural acronym (``tokenize.acronym_singulars``)."""
+        return frozenset(t for t in self.terms if 2 <= len(t) <= 6 and t.isascii() and t.isalnum())
+
+    @cached_property
     def month_like(self) -> frozenset[str]:
         """Terms that a text may hold only through a date (``tokenize.months``)."""
         return tokenize.MONTH_TERMS.intersection(self.terms)
@@ -155,15 +160,17 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
                 counted[i] = counts
 
     # A name written out (``Student Loans Company``) holds the acronym asked for (``slc``), a
-    # hyphenated word itself written together (``wifi`` in ``Wi-Fi``) and a date its month
-    # (``october`` in ``2026-10-14``), as the index holds them; one search of the whole note
-    # first spares most notes the look at each line.
+    # plural acronym its singular (``vm`` in ``VMs``), a hyphenated word itself written together
+    # (``wifi`` in ``Wi-Fi``) and a date its month (``october`` in ``2026-10-14``), as the index
+    # holds them; one search of the whole note first spares most notes the look at each line.
     if (wanted := query.acronym_like) and tokenize.may_hold_acronyms(joined):
         add([a for a in tokenize.acronyms(text, stem=stem) if a in wanted] for text in texts)
     if (wanted := query.compound_like) and not wanted.isdisjoint(
         tokenize.compounds(whole, stem=stem, folded=True)
     ):
         add([c for c in tokenize.compounds(text, stem=stem, folded=True) if c in wanted] for text in folded)
+    if (wanted := query.singular_like) and tokenize.acronym_singulars(joined, stem=stem):
+        add([a for a in tokenize.acronym_singulars(text, stem=stem) if a in wanted] for text in texts)
     if (wanted := query.month_like) and tokenize.months(whole, stem=stem):
         add([m for m in tokenize.months(text, stem=stem) if m in wanted] for text in folded)
     return counted

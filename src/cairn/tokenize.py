@@ -15,6 +15,8 @@ Unicode letters and digits only (``token.isalnum()``), so ``unicode61`` keeps it
   query (``课*``); storing every unigram as well would make the index a third larger for them.
 - A name written out in capitalised words is indexed as its initials too (``acronyms``), and a
   query written out asks for the acronym it could stand for (``query_acronyms``).
+- A plural acronym is indexed as its singular too (``VMs`` -> ``vm``, ``KPIs`` -> ``kpi``; the
+  case tells it from a word such as ``gas``), and a query asks for the singular.
 - A hyphenated word is indexed written together too (``compounds``: ``Wi-Fi`` -> ``wifi``), and a
   query's adjacent words also ask for themselves written together (``query_compounds``), so
   ``WiFi``, ``Wi-Fi`` and ``wi fi`` all meet.
@@ -36,6 +38,7 @@ import Stemmer
 from . import dates, english
 
 __all__ = [
+    "acronym_singulars",
     "acronyms",
     "cjk_pairs",
     "compounds",
@@ -137,6 +140,38 @@ _INNER_HYPHEN_RE = re.compile(r"-(?<=[a-z0-9]-)(?=[a-z0-9])", re.ASCII)
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _QUERY_WORD_RE = re.compile(r"[a-z0-9]+", re.ASCII)
 _LETTERS_OR_DIGITS_RE = re.compile(r"[a-z]+|[0-9]+", re.ASCII)
+
+
+# Two to six capitals and a lower-case s: the plural of an acronym (VMs, KPIs, PDFs). Its case
+# tells it from a word (gas, bus, yes), which folded tokens no longer can; Snowball cuts the s of
+# few of them (APIs: api, but kpis, pdfs), and of none of three letters (vms: kept whole, as ios).
+_ACRONYM_PLURAL_RE = re.compile(r"[A-Z][A-Z0-9]{0,4}[A-Z]s(?![A-Za-z0-9])")
+
+
+def acronym_singulars(text: str, *, stem: bool = False) -> list[str]:
+    """The singulars of a not-folded text's plural acronyms, where they are not the plural's own
+    token: ``VMs``, ``KPIs`` -> ``vm``, ``kpi``; not ``APIs`` (Snowball's ``api``), nor ``K8s``."""
+    made = (m.group()[:-1].lower() for m in _plural_acronyms(text))
+    if stem:
+        return list(dict.fromkeys(_stem(a) for a in made if _stem(a) != _stem(a + "s")))
+    return list(dict.fromkeys(made))
+
+
+def _singular_acronyms(text: str) -> str:
+    """A query with its plural acronyms written as singulars (``VMs`` -> ``VM``)."""
+    pieces: list[str] = []
+    end = 0
+    for m in _plural_acronyms(text):
+        pieces += [text[end : m.start()], m.group()[:-1]]
+        end = m.end()
+    return "".join([*pieces, text[end:]])
+
+
+def _plural_acronyms(text: str) -> Iterator[re.Match[str]]:
+    for m in _ACRONYM_PLURAL_RE.finditer(text):
+        before = text[m.start() - 1] if m.start() else " "
+        if not (before.isascii() and before.isalnum()):
+            yield m
 
 
 def may_hold_acronyms(text: str) -> bool:
@@ -277,12 +312,13 @@ def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
 
 
 def index_text(text: str, *, stem: bool = False) -> str:
-    """Return ``tokens(text)``, the text's ``acronyms``, ``compounds`` and ``months`` joined by
-    single spaces, ready for an FTS5 column."""
+    """Return ``tokens(text)``, the text's ``acronyms``, ``acronym_singulars``, ``compounds`` and
+    ``months`` joined by single spaces, ready for an FTS5 column."""
     folded = fold(text)
     return " ".join(
         tokens(folded, stem=stem, folded=True)
         + acronyms(text, stem=stem)
+        + acronym_singulars(text, stem=stem)
         + compounds(folded, stem=stem, folded=True)
         + months(folded, stem=stem)
     )
@@ -367,11 +403,12 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
     Returns:
         Distinct terms in order of first occurrence. Each is in ``tokens(text, stem=stem)``, but
         that a date is asked for as its month's name and its numbers (``dates.as_asked``:
-        ``3月5日`` and ``2026-03-05`` ask for ``march`` and ``5``), as the index names it too.
+        ``3月5日`` and ``2026-03-05`` ask for ``march`` and ``5``), as the index names it too, and
+        a plural acronym as its singular (``VMs``: ``vm``, see ``acronym_singulars``).
     """
     kept: list[str] = []
     stopped: list[str] = []
-    for kind, run in _runs(dates.as_asked(fold(text))):
+    for kind, run in _runs(dates.as_asked(fold(_singular_acronyms(text)))):
         if kind == "cjk":
             if len(run) == 1:
                 (stopped if run in _CJK_FUNCTION_CHARS else kept).append(run)
