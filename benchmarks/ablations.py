@@ -55,7 +55,7 @@ def ablations() -> tuple[Ablation, ...]:
             ),
         ),
         Ablation(
-            "English word forms not made one first (irregular forms: went/go; British spellings)",
+            "English word forms not made one first (irregular forms: went/go; clipped forms: appt; British spellings)",
             ((english, "base_form", lambda word: word),),
         ),
         Ablation(

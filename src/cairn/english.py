@@ -1,9 +1,10 @@
 """English word forms that a stemmer cannot join, made one before stemming.
 
 Snowball's English stemmer joins ``hiking`` and ``hike`` by cutting endings; it cannot join
-``went`` and ``go``, ``children`` and ``child``, or ``colour`` and ``color``, which differ inside
-the word. :func:`base_form` makes such a word the form the stemmer expects, for the index and for
-queries alike, so a note that says "we went to Lisbon" is found by "when did we go to Lisbon".
+``went`` and ``go``, ``children`` and ``child``, ``colour`` and ``color``, which differ inside
+the word, or ``appt`` and ``appointment``, which clips it. :func:`base_form` makes such a word the
+form the stemmer expects, for the index and for queries alike, so a note that says "we went to
+Lisbon" is found by "when did we go to Lisbon", and "dentist appt" by "dentist appointment".
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 __all__ = ["VERSION", "base_form"]
 
 # Part of the index schema version: a changed list changes the terms an index holds.
-VERSION = "us-spelling/1+irregular/1"
+VERSION = "us-spelling/1+irregular/1+clipped/1"
 
 # Irregular verbs and nouns: each line is the base form, then the forms that go back to it.
 # Left out are forms that are mostly another word: left (the side), shot, bit, lay (of lie),
@@ -148,7 +149,59 @@ _IRREGULAR_TEXT = """
     thief thieves
     calf calves
 """
-_IRREGULAR = {form: words[0] for words in map(str.split, _IRREGULAR_TEXT.splitlines()) for form in words[1:]}
+# Clipped forms that notes and queries use for a longer word: each line is the word, then its
+# clippings. Left out are clippings that stand for several words (doc: doctor or document; app,
+# temp, min, sec, hr, auth, req, dir, ad, vet), are mostly another word (gym, ref), or would meet
+# another word through its stem (prod: production stems as product does).
+_CLIPPED_TEXT = """
+    account acct accts
+    address addr
+    administrator admin admins
+    amount amt
+    appointment appt appts
+    approximately approx
+    average avg
+    birthday bday bdays
+    building bldg bldgs
+    configuration config configs
+    conversation convo convos
+    database db dbs
+    department dept depts
+    development dev
+    environment env envs
+    examination exam exams
+    government govt
+    influenza flu
+    information info
+    introduction intro intros
+    laboratory lab labs
+    management mgmt
+    manager mgr mgrs
+    mathematics math maths
+    medication meds
+    meeting mtg mtgs
+    message msg msgs
+    package pkg pkgs
+    performance perf
+    permission perms
+    photograph photo photos
+    picture pic pics
+    preference prefs
+    prescription rx
+    quantity qty
+    refrigerator fridge fridges
+    repository repo repos
+    schedule sched
+    specification spec specs
+    tomorrow tmrw tmr
+    university uni unis
+"""
+_BASE_FORMS = {
+    form: words[0]
+    for text in (_IRREGULAR_TEXT, _CLIPPED_TEXT)
+    for words in map(str.split, text.splitlines())
+    for form in words[1:]
+}
 
 # British spellings are made American before stemming, in the index and in queries alike, so that
 # colour and color, organise and organize, analyse, centre, catalogue and their forms meet. Each
@@ -217,8 +270,9 @@ def _american(word: str) -> str:
 
 def base_form(word: str) -> str:
     """The form of a lower-case English word that a stemmer joins with its others: the base of
-    an irregular verb or noun (``went`` -> ``go``, ``teeth`` -> ``tooth``), the American spelling
-    of a British one (``colours`` -> ``colors``); any other word as given."""
-    if base := _IRREGULAR.get(word):
+    an irregular verb or noun (``went`` -> ``go``, ``teeth`` -> ``tooth``), the word a clipped form
+    stands for (``appts`` -> ``appointment``), the American spelling of a British one
+    (``colours`` -> ``colors``); any other word as given."""
+    if base := _BASE_FORMS.get(word):
         return base
     return _american(word)
