@@ -377,6 +377,22 @@ def test_a_linked_hit_keeps_its_own_score_and_gains_a_share(memory: Memory) -> N
     assert score["Seeds"] > score["Mulch"]
 
 
+def test_a_weak_hit_linked_from_a_strong_one_comes_in_on_both_scores(filled: Memory) -> None:
+    # The compost note holds the word once in a long line: on its own it ranks below every bed,
+    # and the share it gains from the plan is less than a bed's score too. Both together beat one.
+    for title in ("Compost", "Compost twin"):
+        filled.write(
+            title, observations=["[fact] tomatoes like it, with leaves, coffee grounds, eggshells and straw"]
+        )
+    for bed in "ABC":
+        filled.write(f"Bed {bed}", observations=[f"[fact] tomatoes in bed {bed}"])
+    filled.write("Tomatoes", observations=["[plan] tomatoes"], relations=["uses [[Compost]]"])
+    hits = filled.search("tomatoes", limit=3)
+    assert titles(hits) == ["Tomatoes", "Compost", "Bed A"]
+    plan, compost, bed = hits
+    assert memory_module.LINK_SHARE * plan.score < bed.score < compost.score
+
+
 def test_a_link_whose_type_the_query_names_passes_on_more_of_the_score(filled: Memory) -> None:
     filled.write("Dr. Aydin", type="person", observations=["[role] general practitioner"])
     filled.write("Aachen gym", type="place", observations=["[fact] open until ten"])  # first on a tie

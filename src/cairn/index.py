@@ -273,6 +273,17 @@ class TermStats:
     public: dict[str, int]
 
 
+class Seen(NamedTuple):
+    """A note that ranking saw (``Index.search_notes``): its score, and what ordering it and
+    finding it by permalink need, so that its links can be weighed without reading it again."""
+
+    score: float
+    scope: str
+    permalink: str
+    modified_ts: float | None
+    path: str
+
+
 class NoteKey(NamedTuple):
     """The columns of a note that tell whether it may be shown, and where it is."""
 
@@ -634,7 +645,7 @@ class Index:
         filters: Filters,
         limit: int,
         stats: TermStats | None = None,
-        seen: dict[int, float] | None = None,
+        seen: dict[int, Seen] | None = None,
         *,
         private_lines: bool | None = None,
     ) -> list[tuple[Row, float]]:
@@ -645,7 +656,7 @@ class Index:
         yet FTS5 would score every note that holds it. So it is left out of the query while
         other terms find ``limit`` notes: the notes holding only such terms would all come
         after those anyway. ``stats``: ``term_stats(terms)``, if the caller has it. ``seen``, if
-        given, receives the score of every note ranked on the way (the hits and a few after them).
+        given, receives every note ranked on the way (the hits and a few after them), by id.
         ``private_lines``: whether words on #sensitive lines count; by default they do exactly
         when ``filters`` lets sensitive notes through.
         """
@@ -672,13 +683,15 @@ class Index:
         return self._ranked(searched(terms), filters, limit, max(held.get(t, 0) for t in terms), seen)
 
     def _ranked(
-        self, match: str, filters: Filters, limit: int, matches: int, seen: dict[int, float] | None = None
+        self, match: str, filters: Filters, limit: int, matches: int, seen: dict[int, Seen] | None = None
     ) -> list[tuple[Row, float]]:
         """``matches``: a floor for how many notes ``match`` finds (the most any one term is in)."""
         if filters.selective:
             found = self._search_notes_filtered(match, filters, limit)
             if seen is not None:
-                seen.update((row.id, score) for row, score in found)
+                seen.update(
+                    (r.id, Seen(score, r.scope, r.permalink, r.modified_ts, r.path)) for r, score in found
+                )
             return found
         # Few notes fail the default filters, so rank in FTS5 alone and widen the window only
         # when the cut could hide a note that ranks (or ties) inside the limit.
@@ -690,16 +703,16 @@ class Index:
             marks = _marks(scores)
             # Sort on the few columns the order needs; read whole rows only for those kept.
             keys = self.db.execute(
-                f"SELECT n.id, n.modified_ts, n.permalink, n.path FROM notes n WHERE n.id IN ({marks}) AND {where}",
+                f"SELECT n.id, n.modified_ts, n.permalink, n.path, n.scope FROM notes n WHERE n.id IN ({marks}) AND {where}",
                 [*scores, *params],
             ).fetchall()
-            keys.sort(key=lambda k: rank_order(-scores[k[0]], *k[1:]))
+            keys.sort(key=lambda k: rank_order(-scores[k[0]], *k[1:4]))
             exhausted = len(ranked) <= window
             if exhausted or (len(keys) >= limit and scores[keys[limit - 1][0]] < ranked[-1][1]):
                 kept = [k[0] for k in keys[:limit]]
                 rows = self.rows_by_ids(kept)
                 if seen is not None:
-                    seen.update((k[0], -scores[k[0]]) for k in keys)
+                    seen.update((k[0], Seen(-scores[k[0]], k[4], k[2], k[1], k[3])) for k in keys)
                 # A note another process removed between these reads is left out, not an error.
                 return [(rows[i], -scores[i]) for i in kept if i in rows]
             window *= 4

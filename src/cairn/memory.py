@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, NamedTuple, ParamSpec, TypeV
 from . import index, lifecycle, ranking, records, tokenize
 from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
 from .index import DAMAGED as DAMAGED_INDEX
-from .index import Filters, Index, NoteKey, Row, TermStats, prefix_terms, search_terms
+from .index import Filters, Index, NoteKey, Row, Seen, TermStats, prefix_terms, search_terms
 from .models import (
     Claim,
     Context,
@@ -585,7 +585,7 @@ class Memory:
             if not terms:
                 ranked = [(row, 0.0) for row in self._index.list(filters, limit)]
             else:
-                seen: dict[int, float] = {}
+                seen: dict[int, Seen] = {}
                 ranked = self._index.search_notes(terms, filters, limit, stats, seen)
                 ranked, links = self._with_linked(ranked, seen, filters, limit, ranker)
             details = self._details([row for row, _ in ranked], filters, links=links)
@@ -595,7 +595,7 @@ class Memory:
     def _with_linked(
         self,
         ranked: list[tuple[Row, float]],
-        seen: dict[int, float],
+        seen: dict[int, Seen],
         filters: Filters,
         limit: int,
         ranker: ranking.Query,
@@ -603,7 +603,7 @@ class Memory:
         """``ranked`` (``search_notes``, best first) once each note linked to or from a hit has
         gained ``LINK_SHARE`` of the best such hit's score, more for a link whose type the query
         names (see ``LINK_SHARE``): a linked note ranked lower, or not at all, may come in.
-        ``seen``: the scores search_notes saw (a linked note outside them scores its gain alone:
+        ``seen``: the notes search_notes saw (a linked note outside them scores its gain alone:
         its own score is below the last of them). Also the links read."""
         links = _Links(
             self._index.relations_of_many(
@@ -636,10 +636,32 @@ class Memory:
             score += gained.get((row.scope, row.permalink), 0.0)
             scored[row.id] = (score, row, index.rank_order(score, row.modified_ts, row.permalink, row.path))
         shown = {(row.scope, row.permalink) for row, _ in ranked}
-        wanted = sorted({permalink for scope, permalink in gained if (scope, permalink) not in shown})
-        for note_id, scope, permalink, modified, path in self._index.keys_by_permalinks(filters, wanted):
+        # A linked note outside those seen scores its gain alone; where that cannot reach the
+        # score a note must beat to be shown, only the notes seen can come in, and they are known.
+        scores = sorted((score for score, _, _ in scored.values()), reverse=True)
+        bar = scores[limit - 1] if len(scores) >= limit else -math.inf
+        seen_at: dict[tuple[str, str], list[tuple[int, Seen]]] = {}
+        for note_id, note in seen.items():
+            seen_at.setdefault((note.scope, note.permalink), []).append((note_id, note))
+        wanted: set[str] = set()
+        for at, gain in gained.items():
+            if at in shown:
+                continue
+            if gain >= bar:
+                wanted.add(at[1])
+                continue
+            for note_id, note in seen_at.get(at, ()):
+                score = note.score + gain
+                scored[note_id] = (
+                    score,
+                    None,
+                    index.rank_order(score, note.modified_ts, note.permalink, note.path),
+                )
+        for note_id, scope, permalink, modified, path in self._index.keys_by_permalinks(
+            filters, sorted(wanted)
+        ):
             if (scope, permalink) in gained and (scope, permalink) not in shown:
-                score = seen.get(note_id, 0.0) + gained[(scope, permalink)]
+                score = (seen[note_id].score if note_id in seen else 0.0) + gained[(scope, permalink)]
                 scored[note_id] = (score, None, index.rank_order(score, modified, permalink, path))
         best = sorted(scored.items(), key=lambda item: item[1][2])[:limit]
         unread = [note_id for note_id, (_, row, _) in best if row is None]
