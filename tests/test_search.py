@@ -384,13 +384,32 @@ def test_a_weak_hit_linked_from_a_strong_one_comes_in_on_both_scores(filled: Mem
         filled.write(
             title, observations=["[fact] tomatoes like it, with leaves, coffee grounds, eggshells and straw"]
         )
-    for bed in "ABC":
+    for bed in "ABCDEFGHIJK":
         filled.write(f"Bed {bed}", observations=[f"[fact] tomatoes in bed {bed}"])
     filled.write("Tomatoes", observations=["[plan] tomatoes"], relations=["uses [[Compost]]"])
-    hits = filled.search("tomatoes", limit=3)
-    assert titles(hits) == ["Tomatoes", "Compost", "Bed A"]
-    plan, compost, bed = hits
+    hits = filled.search("tomatoes")
+    assert titles(hits)[:2] == ["Tomatoes", "Compost"] and "Compost twin" not in titles(hits)
+    plan, compost, bed = hits[:3]  # the beds tie: the newest, then the first by permalink
     assert memory_module.LINK_SHARE * plan.score < bed.score < compost.score
+
+
+def test_a_shorter_limit_shows_the_first_hits_of_a_longer_one(filled: Memory) -> None:
+    # The plan ranks first only by the share it gains from its link to the compost note, which
+    # ranks fifth on its own: a search cut at three must still weigh that link.
+    filled.write(
+        "Compost", observations=["[fact] tomatoes like it, with leaves, coffee grounds, eggshells and straw"]
+    )
+    for bed in "ABC":
+        filled.write(f"Bed {bed}", observations=[f"[fact] tomatoes in bed {bed}"])
+    filled.write(
+        "Tomato plan",
+        observations=["[plan] tomatoes", "[plan] more tomatoes"],
+        relations=["uses [[Compost]]"],
+    )
+    longest = [(h.title, h.score) for h in filled.search("tomatoes", limit=10)]
+    assert longest[0][0] == "Tomato plan"
+    for limit in (1, 3, 8):
+        assert [(h.title, h.score) for h in filled.search("tomatoes", limit=limit)] == longest[:limit]
 
 
 def test_a_link_whose_type_the_query_names_passes_on_more_of_the_score(filled: Memory) -> None:

@@ -89,6 +89,11 @@ LINE_CANDIDATE_NOTES = 30  # notes whose lines a line search ranks (at least)
 # query's weight the type holds adds that much of the rest (1 - LINK_SHARE). Measured on the four
 # memory sets: three English relation queries rose (4th to 2nd twice, 4th to 3rd), none fell.
 LINK_SHARE = 0.3
+# Links pass scores between the notes ranked, so a short list would rank on fewer links than a
+# long one: with a limit of 3, a note that gains from the 5th hit could lose its place to one that
+# only the cut spared. Search ranks at least this many notes before the cut, so that any limit up
+# to it (the MCP tool's 8, the CLI's 10) shows the first hits of the same order.
+RANKED_AT_LEAST = 10
 SNAPSHOT_ITEM_BYTES = 2048  # one long note must not crowd every other note out of a snapshot
 _T = TypeVar("_T")
 _P = ParamSpec("_P")
@@ -586,8 +591,10 @@ class Memory:
                 ranked = [(row, 0.0) for row in self._index.list(filters, limit)]
             else:
                 seen: dict[int, Seen] = {}
-                ranked = self._index.search_notes(terms, filters, limit, stats, seen)
-                ranked, links = self._with_linked(ranked, seen, filters, limit, ranker)
+                pool = max(limit, RANKED_AT_LEAST)
+                ranked = self._index.search_notes(terms, filters, pool, stats, seen)
+                ranked, links = self._with_linked(ranked, seen, filters, pool, ranker)
+                ranked = ranked[:limit]
             details = self._details([row for row, _ in ranked], filters, links=links)
             hits = [self._hit(row, score, filters, ranker=ranker, details=details) for row, score in ranked]
             return self._current_first(hits, filters, ranker)[:limit]
