@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from cairn.dates import as_asked, month_words
+from cairn.dates import MONTHS, as_asked, month_words
 from cairn.tokenize import fold, index_text, query_terms
 
 
@@ -70,3 +72,19 @@ def test_every_form_of_a_date_meets_every_other() -> None:
         for query in asked:
             missing = set(query_terms(query, stem=True)) - held
             assert missing <= {"2026"}, (note, query, missing)  # a note may leave the year out
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [*"0123456789-/. ", "年", "月", "日", "号", "份", "十", "二", "个", "Oct", "may", "x"]
+        ),
+        max_size=24,
+    )
+)
+def test_any_text_names_only_months_and_days_and_keeps_the_rest(pieces: list[str]) -> None:
+    text = fold("".join(pieces))
+    assert all(w in MONTHS or (w.isdigit() and 1 <= int(w) <= 9) for w in month_words(text))
+    asked = as_asked(text)
+    if not month_words(text):
+        assert asked == text  # a text that names no month is asked as it is
