@@ -14,7 +14,7 @@ import re
 __all__ = ["VERSION", "base_form"]
 
 # Part of the index schema version: a changed list changes the terms an index holds.
-VERSION = "us-spelling/1+irregular/1+clipped/1"
+VERSION = "us-spelling/1+irregular/1+clipped/2"
 
 # Irregular verbs and nouns: each line is the base form, then the forms that go back to it.
 # Left out are forms that are mostly another word: left (the side), shot, bit, lay (of lie),
@@ -152,7 +152,8 @@ _IRREGULAR_TEXT = """
 # Clipped forms that notes and queries use for a longer word: each line is the word, then its
 # clippings. Left out are clippings that stand for several words (doc: doctor or document; app,
 # temp, min, sec, hr, auth, req, dir, ad, vet), are mostly another word (gym, ref), or would meet
-# another word through its stem (prod: production stems as product does).
+# another word through its stem (prod: production stems as product does; spec: specification as
+# specific).
 _CLIPPED_TEXT = """
     account acct accts
     address addr
@@ -192,7 +193,6 @@ _CLIPPED_TEXT = """
     refrigerator fridge fridges
     repository repo repos
     schedule sched
-    specification spec specs
     tomorrow tmrw tmr
     university uni unis
 """

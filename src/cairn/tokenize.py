@@ -624,9 +624,9 @@ def _stem(word: str) -> str:
     return word
 
 
-# What ``months`` may add to a text's terms (stemmed as the index stems): a text may hold these
-# through a date alone.
-MONTH_TERMS = frozenset([*(_stem(m) if STEM_ENGLISH else m for m in dates.MONTHS), *"123456789"])
+# What ``months`` may add to a text's terms, stemmed or not: a text may hold these through a date
+# alone.
+MONTH_TERMS = frozenset([*dates.MONTHS, *map(_stem, dates.MONTHS), *"123456789"])
 
 
 def stem_without_i(term: str) -> str | None:
