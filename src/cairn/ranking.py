@@ -169,9 +169,11 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
         tokenize.compounds(whole, stem=stem, folded=True)
     ):
         add([c for c in tokenize.compounds(text, stem=stem, folded=True) if c in wanted] for text in folded)
-    if (wanted := query.singular_like) and tokenize.acronym_singulars(joined, stem=stem):
+    if (wanted := query.singular_like) and not wanted.isdisjoint(
+        tokenize.acronym_singulars(joined, stem=stem)
+    ):
         add([a for a in tokenize.acronym_singulars(text, stem=stem) if a in wanted] for text in texts)
-    if (wanted := query.month_like) and tokenize.months(whole, stem=stem):
+    if (wanted := query.month_like) and not wanted.isdisjoint(tokenize.months(whole, stem=stem)):
         add([m for m in tokenize.months(text, stem=stem) if m in wanted] for text in folded)
     return counted
 

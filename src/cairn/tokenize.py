@@ -151,6 +151,8 @@ _ACRONYM_PLURAL_RE = re.compile(r"[A-Z][A-Z0-9]{0,4}[A-Z]s(?![A-Za-z0-9])")
 def acronym_singulars(text: str, *, stem: bool = False) -> list[str]:
     """The singulars of a not-folded text's plural acronyms, where they are not the plural's own
     token: ``VMs``, ``KPIs`` -> ``vm``, ``kpi``; not ``APIs`` (Snowball's ``api``), nor ``K8s``."""
+    if not _ACRONYM_PLURAL_RE.search(text):  # most texts: one scan, no generator
+        return []
     made = (m.group()[:-1].lower() for m in _plural_acronyms(text))
     if stem:
         return list(dict.fromkeys(_stem(a) for a in made if _stem(a) != _stem(a + "s")))
