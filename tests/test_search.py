@@ -88,10 +88,47 @@ def test_letters_and_digits_written_together_find_them_written_apart(filled: Mem
     assert filled.search("iphone16", limit=1)[0].coverage < 1.0  # asked as iphone and 16
 
 
-def test_british_and_american_spellings_find_each_other(filled: Memory) -> None:
-    filled.write("Office move", observations=["[plan] we organised the colour scheme of the new centre"])
-    filled.write("Lab", observations=["[data] the samples were analyzed at the gray building"])
-    for query, title in (("organized color center", "Office move"), ("analysed grey", "Lab")):
+@pytest.mark.parametrize(
+    ("notes", "found"),
+    [
+        pytest.param(
+            {
+                "Office move": "[plan] we organised the colour scheme of the new centre",
+                "Lab": "[data] the samples were analyzed at the gray building",
+            },
+            [("organized color center", "Office move"), ("analysed grey", "Lab")],
+            id="british-and-american-spellings",
+        ),
+        pytest.param(
+            {
+                "Lisbon trip": "[trip] we went to Lisbon and bought azulejo tiles",
+                "Dentist": "[visit] two teeth filled, the children were seen too",
+                "Porto trip": "[plan] we go to Porto to buy port wine",
+            },
+            [
+                ("go Lisbon buy tiles", "Lisbon trip"),
+                ("tooth child", "Dentist"),
+                ("went Porto", "Porto trip"),
+            ],
+            id="irregular-forms-and-their-base",
+        ),
+        pytest.param(
+            {
+                "Cluster": "[infra] twelve VMs behind the load balancer",
+                "Team metrics": "[goal] each KPI reviewed monthly",
+                "Code review": "[rule] two approvals on PRs",
+            },
+            [("VM balancer", "Cluster"), ("KPIs", "Team metrics"), ("PR approvals", "Code review")],
+            id="plural-acronyms-and-their-singular",
+        ),
+    ],
+)
+def test_a_word_written_another_way_finds_its_note(
+    filled: Memory, notes: dict[str, str], found: list[tuple[str, str]]
+) -> None:
+    for title, line in notes.items():
+        filled.write(title, observations=[line])
+    for query, title in found:
         assert best(filled, query) == (title, 1.0), query
 
 
@@ -119,30 +156,6 @@ def test_a_date_in_digits_or_chinese_meets_its_month_named(filled: Memory) -> No
     # A bare number is no month, and a date inside a code is none either.
     filled.write("Ticket", observations=["[id] NE-ASSENT-2025-0412 stays open"])
     assert all(h.title != "Ticket" for h in filled.search("April"))
-
-
-def test_a_plural_acronym_finds_its_singular_and_back(filled: Memory) -> None:
-    filled.write("Cluster", observations=["[infra] twelve VMs behind the load balancer"])
-    filled.write("Team metrics", observations=["[goal] each KPI reviewed monthly"])
-    filled.write("Code review", observations=["[rule] two approvals on PRs"])
-    for query, title in (
-        ("VM balancer", "Cluster"),
-        ("KPIs", "Team metrics"),
-        ("PR approvals", "Code review"),
-    ):
-        assert best(filled, query) == (title, 1.0), query
-
-
-def test_irregular_forms_find_their_base(filled: Memory) -> None:
-    filled.write("Lisbon trip", observations=["[trip] we went to Lisbon and bought azulejo tiles"])
-    filled.write("Dentist", observations=["[visit] two teeth filled, the children were seen too"])
-    filled.write("Porto trip", observations=["[plan] we go to Porto to buy port wine"])
-    for query, title in (
-        ("go Lisbon buy tiles", "Lisbon trip"),
-        ("tooth child", "Dentist"),
-        ("went Porto", "Porto trip"),
-    ):
-        assert best(filled, query) == (title, 1.0), query
 
 
 def test_a_short_word_is_not_a_prefix_of_longer_ones(filled: Memory) -> None:

@@ -46,7 +46,7 @@ _NUMBER_CHARS = frozenset("0123456789一二三四五六七八九十〇零两")  
 # character before is checked apart: a pattern that starts with a look-behind tries every
 # position of the text, one that starts with a digit skips ahead fast.
 _NUMERIC_RE = re.compile(
-    r"(?:19|20)\d\d([-/.])(1[0-2]|0?[1-9])(?:\1([12]\d|3[01]|0?[1-9]))?(?!\d|[-/.]\d)", re.ASCII
+    r"((?:19|20)\d\d)([-/.])(1[0-2]|0?[1-9])(?:\2([12]\d|3[01]|0?[1-9]))?(?!\d|[-/.]\d)", re.ASCII
 )
 _CODE_CHARS = frozenset("./-_")  # before a year: part of a code (v2023.11, NE-2025-0412)
 # Around 月: the year before it, and the day after it (日 or 号: 3月5号).
@@ -96,30 +96,36 @@ def _dates(text: str) -> list[_Date]:
     for match in _NUMERIC_RE.finditer(text):
         before = text[match.start() - 1] if match.start() else " "
         if not (before.isascii() and before.isalnum()) and before not in _CODE_CHARS:  # 于2026-10-14 is
-            year, day = match.group().split(match[1])[0], match[3] or ""
-            found.append(
-                _Date(match.start(), match.end(), year, int(match[2]), day.lstrip("0"), day[:1] == "0")
-            )
+            year, _, month, day = match.groups(default="")
+            found.append(_Date(match.start(), match.end(), year, int(month), day.lstrip("0"), day[:1] == "0"))
     at = text.find("月")
     while at > 0:
-        numeral_end = at - 1 if text[at - 1] == " " else at  # 12 月: spaced as many write it
-        for start in (numeral_end - 2, numeral_end - 1):  # 十一月 before 一月
-            if start >= 0 and (month := _MONTH_NUMERALS.get(text[start:numeral_end])):
-                if not start or text[start - 1] not in _NUMBER_CHARS:
-                    year = _CHINESE_YEAR_RE.search(text, max(0, start - 7), start)
-                    day = _CHINESE_DAY_RE.match(text, at + 1)  # 份, or the day
-                    found.append(
-                        _Date(
-                            year.start() if year else start,
-                            day.end() if day else at + 1,
-                            year[1] if year else "",
-                            month,
-                            day[1].lstrip("0") if day and day[1] else "",
-                        )
-                    )
-                break
+        if date := _chinese_date(text, at):
+            found.append(date)
         at = text.find("月", at + 1)
     for pattern in (_ENGLISH_BEFORE_RE, _ENGLISH_AFTER_RE):
         for match in pattern.finditer(text):
             found.append(_Date(match.start(1), match.end(1), "", _MONTH_OF[match[1]], ""))
     return sorted(found)
+
+
+def _chinese_date(text: str, at: int) -> _Date | None:
+    """The date whose 月 is ``text[at]``, with the year before it and the day after it if written;
+    None when no month numeral comes right before it."""
+    numeral_end = at - 1 if text[at - 1] == " " else at  # 12 月: spaced as many write it
+    for start in (numeral_end - 2, numeral_end - 1):  # 十一月 before 一月
+        if start >= 0 and (month := _MONTH_NUMERALS.get(text[start:numeral_end])):
+            break
+    else:
+        return None
+    if start and text[start - 1] in _NUMBER_CHARS:
+        return None
+    year = _CHINESE_YEAR_RE.search(text, max(0, start - 7), start)
+    day = _CHINESE_DAY_RE.match(text, at + 1)  # 份, or the day
+    return _Date(
+        year.start() if year else start,
+        day.end() if day else at + 1,
+        year[1] if year else "",
+        month,
+        day[1].lstrip("0") if day and day[1] else "",
+    )

@@ -702,17 +702,18 @@ class Index:
             scores = dict(ranked)
             marks = _marks(scores)
             # Sort on the few columns the order needs; read whole rows only for those kept.
+            # (id, scope, permalink, modified_ts, path), as ``keys_by_permalinks`` gives them.
             keys = self.db.execute(
-                f"SELECT n.id, n.modified_ts, n.permalink, n.path, n.scope FROM notes n WHERE n.id IN ({marks}) AND {where}",
+                f"SELECT n.id, n.scope, n.permalink, n.modified_ts, n.path FROM notes n WHERE n.id IN ({marks}) AND {where}",
                 [*scores, *params],
             ).fetchall()
-            keys.sort(key=lambda k: rank_order(-scores[k[0]], *k[1:4]))
+            keys.sort(key=lambda k: rank_order(-scores[k[0]], k[3], k[2], k[4]))
             exhausted = len(ranked) <= window
             if exhausted or (len(keys) >= limit and scores[keys[limit - 1][0]] < ranked[-1][1]):
                 kept = [k[0] for k in keys[:limit]]
                 rows = self.rows_by_ids(kept)
                 if seen is not None:
-                    seen.update((k[0], Seen(-scores[k[0]], k[4], k[2], k[1], k[3])) for k in keys)
+                    seen.update((k[0], Seen(-scores[k[0]], *k[1:])) for k in keys)
                 # A note another process removed between these reads is left out, not an error.
                 return [(rows[i], -scores[i]) for i in kept if i in rows]
             window *= 4

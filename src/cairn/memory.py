@@ -647,26 +647,20 @@ class Memory:
         # score a note must beat to be shown, only the notes seen can come in, and they are known.
         scores = sorted((score for score, _, _ in scored.values()), reverse=True)
         bar = scores[limit - 1] if len(scores) >= limit else -math.inf
-        seen_at: dict[tuple[str, str], list[tuple[int, Seen]]] = {}
+        seen_at: dict[tuple[str, str], list[tuple[int, str, str, float | None, str]]] = {}
         for note_id, note in seen.items():
-            seen_at.setdefault((note.scope, note.permalink), []).append((note_id, note))
+            seen_at.setdefault((note.scope, note.permalink), []).append((note_id, *note[1:]))
+        linked: list[tuple[int, str, str, float | None, str]] = []  # id, scope, permalink, modified, path
         wanted: set[str] = set()
         for at, gain in gained.items():
             if at in shown:
                 continue
             if gain >= bar:
                 wanted.add(at[1])
-                continue
-            for note_id, note in seen_at.get(at, ()):
-                score = note.score + gain
-                scored[note_id] = (
-                    score,
-                    None,
-                    index.rank_order(score, note.modified_ts, note.permalink, note.path),
-                )
-        for note_id, scope, permalink, modified, path in self._index.keys_by_permalinks(
-            filters, sorted(wanted)
-        ):
+            else:
+                linked += seen_at.get(at, ())
+        linked += self._index.keys_by_permalinks(filters, sorted(wanted))
+        for note_id, scope, permalink, modified, path in linked:
             if (scope, permalink) in gained and (scope, permalink) not in shown:
                 score = (seen[note_id].score if note_id in seen else 0.0) + gained[(scope, permalink)]
                 scored[note_id] = (score, None, index.rank_order(score, modified, permalink, path))
