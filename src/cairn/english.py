@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["VERSION", "base_form"]
+__all__ = ["VERSION", "base_form", "other_forms"]
 
 # Part of the index schema version: a changed list changes the terms an index holds.
 VERSION = "us-spelling/1+irregular/1+clipped/2"
@@ -276,3 +276,13 @@ def base_form(word: str) -> str:
     if base := _BASE_FORMS.get(word):
         return base
     return _american(word)
+
+
+def other_forms() -> dict[str, list[str]]:
+    """Each word that :func:`base_form` makes others into from a list, with those others, which
+    share no stem with it (``tooth``: ``teeth``; ``appointment``: ``appt``, ``appts``; ``gray``:
+    ``grey``). The spellings its rules make share one, but for ``-tre`` (``centre``, ``center``)."""
+    forms: dict[str, list[str]] = {}
+    for form, word in (_BASE_FORMS | _BRITISH_WORDS).items():
+        forms.setdefault(word, []).append(form)
+    return forms

@@ -47,8 +47,11 @@ class Query:
     @cached_property
     def probes(self) -> tuple[str, ...]:
         """Substrings a line must contain to possibly hold a term: a stem may have lost or
-        changed its last letter (``studi`` from ``study``), so English terms drop theirs."""
-        return tuple(t[:-1] if t.isascii() and len(t) > 3 else t for t in self.terms)
+        changed its last letter (``studi`` from ``study``), so English terms drop theirs, and a
+        word may be written in a form that holds no part of its stem (``teeth`` for ``tooth``,
+        ``appt`` for ``appoint``: ``tokenize.written_forms``)."""
+        trimmed = (t[:-1] if t.isascii() and len(t) > 3 else t for t in self.terms)
+        return tuple(dict.fromkeys([*trimmed, *(f for t in self.terms for f in tokenize.written_forms(t))]))
 
     @cached_property
     def shorter(self) -> dict[str, str]:

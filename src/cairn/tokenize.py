@@ -631,6 +631,24 @@ def _stem(word: str) -> str:
 MONTH_TERMS = frozenset([*dates.MONTHS, *map(_stem, dates.MONTHS), *"123456789"])
 
 
+def written_forms(term: str) -> tuple[str, ...]:
+    """The ways a text may write a stemmed term that do not hold it as a substring, which a
+    substring test for the term would miss: the irregular, clipped and British forms
+    ``english.base_form`` makes it from (``tooth``: ``teeth``; ``appoint``: ``appt``, ``appts``),
+    and the British ``-tre`` of an American ``-ter`` (``center``: ``centre``)."""
+    forms = _forms_by_stem().get(term, ())
+    return (*forms, term[:-2] + "re") if term.endswith("ter") and term.isascii() else forms
+
+
+@lru_cache(maxsize=1)
+def _forms_by_stem() -> dict[str, tuple[str, ...]]:
+    # Made at first use, not import: stemming the lists costs a few milliseconds.
+    by_stem: dict[str, list[str]] = {}
+    for word, forms in english.other_forms().items():
+        by_stem.setdefault(_stem(word), []).extend(forms)
+    return {stem: tuple(forms) for stem, forms in by_stem.items()}
+
+
 def stem_without_i(term: str) -> str | None:
     """The shorter stem a derived word may have: Porter2 keeps the ``y`` of a noun as ``i`` but
     drops it from the adjective (``allergy`` -> ``allergi``, ``allergic`` -> ``allerg``; so
