@@ -211,6 +211,13 @@ def test_chinese_function_words_leave_the_query_as_english_stopwords_do() -> Non
     # 哪 with a measure word ("which one"), as 几个 is "how many".
     assert query_terms("坐哪个座位") == ["座位"]
     assert query_terms("住哪家民宿") == ["民宿"]
+    # 这 and 那 point the same way: "that trip", "that flat", not words to look for.
+    assert query_terms("新疆那趟") == ["新疆"]
+    assert query_terms("番禺那套房子") == ["番禺", "房子"]  # not 套房, a suite
+    assert query_terms("这次体检") == ["体检"]
+    assert query_terms("那拉提草原") == ["那拉", "拉提", "提草", "草原"]  # a name that starts with 那
+    # 每个 ("each") is a quantifier like 这个; 每月, 每周 say how often and stay.
+    assert query_terms("每个月租金") == ["月租", "租金"]
 
 
 def test_a_pair_between_two_known_words_is_a_seam() -> None:

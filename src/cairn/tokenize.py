@@ -104,13 +104,16 @@ _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊么哪怎谁什我你他她�
 # straddle them, as the characters above are.
 _CJK_QUESTION_TEXT = "几点 几号 几个 几天 几次 几岁 几年 几月 几时 几分 几位 多少 多久 多大 多长 如何 是否"
 _CJK_FUNCTION_TEXT = """
-    已经 以后 以前 一般 一共 一直 一起 一下 一些 一定 一样 可以 应该 能够 这个 那个 这些 那些
+    已经 以后 以前 一般 一共 一直 一起 一下 一些 一定 一样 可以 应该 能够 这个 那个 这些 那些 每个
     这样 那样 这么 那么 怎样 因为 所以 但是 然后 还是 就是 或者 如果 虽然 而且 并且 不过 只是
     还有 之前 之后 时候 的话 自己 比较 非常 特别 总是 经常 有点 没有 不是 其他 其实 关于 对于
 """
-# 哪 ("which") with a measure word: the pair after 哪个 is a seam too ("哪个座位": 个座).
-_CJK_WHICH = [f"哪{measure}" for measure in "个家位些里儿天次种年门所本条款件张只间"]
-_CJK_FUNCTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split() + _CJK_FUNCTION_TEXT.split() + _CJK_WHICH)
+# 哪 ("which"), 这 ("this") and 那 ("that") with a measure word point at a thing without naming
+# it, as 哪个, 这个 and 那个 do: the pairs on either side are seams too ("哪个座位": 个座, "新疆那趟":
+# 疆那). 这 and 那 stay out of the characters above: 那 starts names (那拉提, 那不勒斯).
+_CJK_MEASURES = "个位些家里儿天次种年门所本条款件张只间趟套场回顿段份项台辆部篇首双对块把座栋层封盒瓶杯碗颗句笔支片批届期周晚阵"
+_CJK_POINTING = [f"{which}{measure}" for which in "哪这那" for measure in _CJK_MEASURES]
+_CJK_FUNCTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split() + _CJK_FUNCTION_TEXT.split() + _CJK_POINTING)
 
 
 # Acronyms: "Special Area of Conservation" is also SAC, "loss on ignition" also LOI. Written
