@@ -594,6 +594,15 @@ def test_a_word_in_most_notes_still_finds_notes_once_the_rarer_words_run_out(mem
     assert titles(memory.search("nebula quasar", limit=5)) == ["Rare one", "Rare two"]
 
 
+def test_a_prefix_counts_longer_words_only_where_its_own_is_missing() -> None:
+    # A CJK character is held through every pair it starts, its own count or not.
+    query = ranking.Query.build(["data", "猫"], 100, {}, frozenset({"data", "猫"}))
+    texts = ["Database and datasets", "data in a database", "猫咪 和 猫粮", "nothing here"]
+    counted = ranking.term_counts(texts, query)
+    assert [c.tf if c else None for c in counted] == [{"data": 2}, {"data": 1}, {"猫": 2}, None]
+    assert [c.length if c else None for c in counted[:3]] == [3, 4, 5]
+
+
 @given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\n"), max_size=40), max_size=8))
 def test_lines_are_counted_the_same_folded_together_or_alone(texts: list[str]) -> None:
     terms = ["naive", "cafe", "数据", "ss", "i"]

@@ -15,7 +15,7 @@ import stat
 import threading
 import time
 import unicodedata
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -1508,7 +1508,7 @@ def _clip_line(text: str, probes: Sequence[str]) -> str:
 def _best_line(
     lines: Sequence[tuple[int, str]],
     ranker: ranking.Query | None,
-    counted: Sequence[Counter[str] | None] | None,
+    counted: Sequence[ranking.Counted | None] | None,
 ) -> int:
     """The line (a content line before a heading) with the best BM25; the first on a tie."""
     if not lines:

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from . import tokenize
 
@@ -52,6 +53,17 @@ class Query:
         ``appt`` for ``appoint``: ``tokenize.written_forms``)."""
         trimmed = (t[:-1] if t.isascii() and len(t) > 3 else t for t in self.terms)
         return tuple(dict.fromkeys([*trimmed, *(f for t in self.terms for f in tokenize.written_forms(t))]))
+
+    def prefixes_of(self, token: str) -> tuple[str, ...]:
+        """The ``prefixes`` that ``token`` starts with; remembered, as lines share most words."""
+        found = self._prefixes_of.get(token)
+        if found is None:
+            found = self._prefixes_of[token] = tuple(p for p in self.prefixes if token.startswith(p))
+        return found
+
+    @cached_property
+    def _prefixes_of(self) -> dict[str, tuple[str, ...]]:
+        return {}
 
     @cached_property
     def shorter(self) -> dict[str, str]:
@@ -104,7 +116,15 @@ class Query:
         return cls(tuple(terms), {t: idf(total, df.get(t, 0)) for t in terms}, prefixes, stands_for or {})
 
 
-def for_lines(query: Query, counted: Iterable[Sequence[Counter[str] | None]]) -> Query:
+class Counted(NamedTuple):
+    """What ranking needs of a text that may hold a query term (``term_counts``): how often it
+    holds each term it holds, and how many tokens it has."""
+
+    tf: dict[str, int]
+    length: int
+
+
+def for_lines(query: Query, counted: Iterable[Sequence[Counted | None]]) -> Query:
     """``query`` re-weighted to rank the lines counted (``term_counts`` of each candidate note).
 
     Each weight blends the vault-wide IDF with the IDF over these lines, so the work grows with
@@ -116,7 +136,7 @@ def for_lines(query: Query, counted: Iterable[Sequence[Counter[str] | None]]) ->
         lines += len(note)
         for counts in note:
             if counts:
-                df.update(t for t in query.terms if _tf(counts, t, query))
+                df.update(counts.tf.keys())
     if not lines:
         return query
     weights = {
@@ -134,8 +154,9 @@ def is_heading(text: str) -> bool:
     return text.startswith("#")
 
 
-def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]:
-    """Token counts of each text that may hold a query term (None for the rest).
+def term_counts(texts: Sequence[str], query: Query) -> list[Counted | None]:
+    """The query terms each text holds, counted once here for every later use (None for a text
+    that cannot hold one).
 
     A cheap substring test comes first: most lines hold none of the terms.
     """
@@ -178,22 +199,31 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counter[str] | None]
         add([a for a in tokenize.acronym_singulars(text, stem=stem) if a in wanted] for text in texts)
     if (wanted := query.month_like) and not wanted.isdisjoint(tokenize.months(whole, stem=stem)):
         add([m for m in tokenize.months(text, stem=stem) if m in wanted] for text in folded)
-    return counted
+    return [_counted(counts, query) if counts is not None else None for counts in counted]
 
 
-def _tf(counts: Counter[str], term: str, query: Query) -> int:
-    tf = counts.get(term, 0)
-    # An English word falls back to longer words only when it is not there itself; a CJK
-    # character is always counted through the bigrams it starts (see ``cairn.tokenize``).
-    if term in query.prefixes and (not tf or len(term) == 1):
-        tf = sum(n for token, n in counts.items() if token.startswith(term))
-    if not tf and term in query.shorter:
-        tf = counts.get(query.shorter[term], 0)
-    return tf
+def _counted(counts: Counter[str], query: Query) -> Counted:
+    started: Counter[str] = Counter()  # prefix term -> tokens that start with it (itself too)
+    if query.prefixes:
+        for token, n in counts.items():
+            for prefix in query.prefixes_of(token):
+                started[prefix] += n
+    tf: dict[str, int] = {}
+    for term in query.terms:
+        n = counts.get(term, 0)
+        # An English word falls back to longer words only when it is not there itself; a CJK
+        # character is always counted through the bigrams it starts (see ``cairn.tokenize``).
+        if term in query.prefixes and (not n or len(term) == 1):
+            n = started[term]
+        if not n and term in query.shorter:
+            n = counts.get(query.shorter[term], 0)
+        if n:
+            tf[term] = n
+    return Counted(tf, sum(counts.values()))
 
 
 def line_bm25(
-    lines: Sequence[str], query: Query, counted: Sequence[Counter[str] | None] | None = None
+    lines: Sequence[str], query: Query, counted: Sequence[Counted | None] | None = None
 ) -> list[float]:
     """BM25 of each line as its own document, with line lengths averaged over ``lines``.
 
@@ -204,27 +234,26 @@ def line_bm25(
     if counted is None:
         counted = term_counts(lines, query)
     lengths = [
-        sum(c.values()) if c else max(1, len(text) // 4) for c, text in zip(counted, lines, strict=True)
+        c.length if c and c.length else max(1, len(text) // 4) for c, text in zip(counted, lines, strict=True)
     ]
     average = sum(lengths) / len(lengths)
     total_weight = query.asked_weight or 1.0
     scores = []
     for counts, length in zip(counted, lengths, strict=True):
         score = held = 0.0
-        if counts:
+        if counts and counts.tf:
             norm = K1 * (1 - B + B * length / average)
-            for term in query.terms:
-                tf = _tf(counts, term, query)
-                if tf:
+            for term in query.terms:  # in query order: a sum's last bit depends on it
+                if tf := counts.tf.get(term, 0):
                     score += query.weights[term] * tf * (K1 + 1) / (tf + norm)
                     held += query.weights[term]
             if query.stands_for and score:  # an acronym's weight counts as its words'
-                held = query.held_weight({t for t in query.terms if _tf(counts, t, query)})
+                held = query.held_weight(set(counts.tf))
         scores.append(score * min(1.0, held / total_weight) ** COORDINATION if score else 0.0)
     return scores
 
 
-def coverage(counted: Iterable[Counter[str] | None], query: Query) -> float:
+def coverage(counted: Iterable[Counted | None], query: Query) -> float:
     """The share of the query's weight found in texts counted by ``term_counts`` (1.0: all).
 
     A relevance bar that BM25 scores cannot give: they have no fixed scale, but a hit that holds
@@ -233,7 +262,7 @@ def coverage(counted: Iterable[Counter[str] | None], query: Query) -> float:
     total = query.asked_weight
     if not total:
         return 1.0
-    found = {t for counts in counted if counts for t in query.terms if _tf(counts, t, query)}
+    found = {t for counts in counted if counts for t in counts.tf}
     # Summed in query order (a set's order changes from run to run, and so would the last bit).
     return min(1.0, query.held_weight(found) / total)
 
