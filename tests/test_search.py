@@ -663,6 +663,18 @@ def test_an_acronym_finds_the_name_written_out_and_the_name_finds_the_acronym(fi
     assert hits[0].permalink == visa.permalink
     assert hits[0].coverage == 1.0  # the acronym stands for every word of the query
 
+    # A name at either end of a longer query: the acronym stands for the name's words only.
+    vat = filled.write(
+        "Decision: register for VAT from July", observations=["[why] turnover passed the threshold"]
+    )
+    filled.write(
+        "Tax return 2025", observations=["[status] filed; tax paid in full", "[value] added a pension"]
+    )
+    found = {h.title: h.coverage for h in filled.search("register for value added tax")}
+    assert found[vat.title] == 1.0 and (found["Tax return 2025"] or 0) < 1.0
+    hits = {h.title: h.coverage for h in filled.search("value added tax refund")}
+    assert 0 < (hits[vat.title] or 0) < 1.0
+
 
 def test_a_chinese_name_written_out_finds_its_abbreviation_once_a_title_or_tag_names_it(
     filled: Memory,
@@ -680,6 +692,12 @@ def test_a_chinese_name_written_out_finds_its_abbreviation_once_a_title_or_tag_n
     assert {h.permalink for h in hits if h.coverage == 1.0} == full
     apart = filled.search("社会 工作者")  # two runs: not one name, so no 社工
     assert social.permalink not in {h.permalink for h in apart}
+    # A name may be one word of the query: 社会保险 beside 员工 is still 社保, and stands for itself only.
+    insured = filled.write("决定：给员工交社保", observations=["[amount] 单位每月交 1,100 元"])
+    filled.write("员工守则", observations=["[rule] 上班前洗手，保持后厨卫生"])
+    assert best(filled, "员工 社会保险") == (insured.title, 1.0)
+    hits = filled.search("社会保险 报销")
+    assert hits[0].permalink == insured.permalink and hits[0].coverage is not None and hits[0].coverage < 1.0
 
 
 def test_a_chinese_short_form_finds_the_name_a_title_or_tag_writes_out(filled: Memory) -> None:

@@ -676,18 +676,21 @@ class Memory:
 
     def _query_terms(self, query: str) -> tuple[list[str], TermStats, dict[str, tuple[str, ...]]]:
         """The query's terms, less the CJK seams between words (``tokenize.seams``), and how
-        many notes hold each; then the acronyms or Chinese abbreviations the whole query could
-        stand for, those a note holds (``tokenize.query_acronyms``; ``query_abbreviations`` only
-        in a title or tags), and the query's words written together that a note holds
+        many notes hold each; then the acronyms or Chinese abbreviations that the query or a name
+        in it could stand for, those a note holds (``tokenize.query_acronyms``;
+        ``query_abbreviations`` only in a title or tags), each standing for the name's terms, and
+        the query's words written together that a note holds
         (``tokenize.query_compounds``), with the terms they stand for. A word of letters and
         digits that no note holds is asked as its parts (``tokenize.letter_digit_parts``), a
         Chinese short form that no note holds as the names it shortens (``_long_forms``)."""
         terms = search_terms(query)
         typed = tokenize.cjk_pairs(query)
         runs = [pairs for pairs in typed if len(pairs) > 2]  # long enough for a seam
-        acronyms = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
-        abbreviations = self._index.in_names(tokenize.query_abbreviations(query))
-        short_forms = [a for a in acronyms + abbreviations if a not in terms]
+        shortened = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
+        abbreviations = tokenize.query_abbreviations(query)
+        for pair in self._index.in_names(list(abbreviations)):
+            shortened.setdefault(pair, abbreviations[pair])
+        short_forms = {a: words for a, words in shortened.items() if a not in terms}
         joins: dict[str, tuple[str, ...]] = {}
         if len(terms) <= MAX_QUERY_TERMS:  # not for a pasted page: its rarest words carry it (below)
             compounds = tokenize.query_compounds(query, stem=tokenize.STEM_ENGLISH)
@@ -713,8 +716,12 @@ class Memory:
             held = sorted(terms, key=lambda t: (stats.docs.get(t, 0) == 0, stats.docs.get(t, 0)))
             kept = set(held[:MAX_QUERY_TERMS])
             terms = [t for t in terms if t in kept]
-        written_out = tuple(terms)
-        stands_for = {a: written_out for a in short_forms if stats.docs.get(a, 0) > 0}
+        stands_for: dict[str, tuple[str, ...]] = {}
+        for short, words in short_forms.items():
+            if stats.docs.get(short, 0) > 0:
+                written = (t for term in search_terms(words) for t in instead.get(term, [term]))
+                if kept := tuple(dict.fromkeys(t for t in written if t in terms)):
+                    stands_for[short] = kept
         for joined, parts in joins.items():
             if stats.docs.get(joined, 0) > 0 and (kept := tuple(p for p in parts if p in terms)):
                 stands_for.setdefault(joined, kept)

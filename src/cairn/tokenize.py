@@ -240,44 +240,55 @@ def _stretches(name: list[tuple[str, bool]]) -> Iterator[str]:
                     yield spelled
 
 
-def query_acronyms(text: str, *, stem: bool = False) -> list[str]:
-    """What a query written out could stand for as an acronym: ``indefinite leave to remain``
-    -> ``ilr`` (and ``iltr``). Only a query of 3 to 6 English words or numbers, taken whole
-    (numbers whole too: ``foundation year 2`` -> ``fy2``); none for one with other characters."""
+def query_acronyms(text: str, *, stem: bool = False) -> dict[str, str]:
+    """What a query could stand for as an acronym, each with the words it shortens:
+    ``indefinite leave to remain`` -> ``ilr`` (and ``iltr``). A name is 3 or more English words
+    or numbers (numbers whole too: ``foundation year 2`` -> ``fy2``), the whole query or words at
+    its start or end, that neither starts nor ends with a stopword (``register for value added
+    tax``: ``vat``, not ``fvat``). Longest names first."""
     words = text.split()
-    if not ACRONYM_LETTERS[0] <= len(words) <= ACRONYM_LETTERS[1] or not all(
-        w.isascii() and w.isalnum() for w in words
-    ):
-        return []
-    initials = [(w if w.isdigit() else w[0]).lower() for w in words]
-    made = [
-        "".join(i for i, w in zip(initials, words, strict=True) if w.lower() not in _STOPWORDS),
-        "".join(initials),
-    ]
     low, high = ACRONYM_LETTERS
-    kept = [a for a in dict.fromkeys(made) if low <= len(a) <= high and not a.isdigit()]
-    return [_stem(a) for a in kept] if stem else kept
+    longest = min(len(words), 2 * high)  # a longer name has too many initials, even without its "of"s
+    made: dict[str, str] = {}
+    for n in range(longest, 2, -1):
+        for span in (words[:n], words[-n:]):
+            if not all(w.isascii() and w.isalnum() for w in span):
+                continue
+            if {span[0].lower(), span[-1].lower()} & _STOPWORDS:
+                continue
+            initials = [(w if w.isdigit() else w[0]).lower() for w in span]
+            content = "".join(i for i, w in zip(initials, span, strict=True) if w.lower() not in _STOPWORDS)
+            made_from = [content, "".join(initials)]
+            if n < len(words) and not all(w[0].isupper() for w in span if w.lower() not in _STOPWORDS):
+                made_from.pop()  # "contact at Northwind" is no "can't": keep "of" in names written as such
+            for acronym in made_from:
+                if low <= len(acronym) <= high and not acronym.isdigit():
+                    made.setdefault(_stem(acronym) if stem else acronym, " ".join(span))
+    return made
 
 
-def query_abbreviations(text: str) -> list[str]:
-    """What a Chinese name written out could be shortened to: its first character with the first
-    of a later word, taking words as two characters, as most are (``社会工作者`` -> ``社工``,
-    ``三级甲等医院`` -> ``三甲``, ``重大疾病保险`` -> ``重疾``, which also finds ``重疾险``). Only for a
-    query that is one run of ``ABBREVIATION_CHARS`` CJK characters, taken whole, as a name is.
+def query_abbreviations(text: str) -> dict[str, str]:
+    """What a Chinese name written out could be shortened to, each with the name: its first
+    character with the first of a later word, taking words as two characters, as most are
+    (``社会工作者`` -> ``社工``, ``三级甲等医院`` -> ``三甲``, ``重大疾病保险`` -> ``重疾``, which also
+    finds ``重疾险``). A name is a run of ``ABBREVIATION_CHARS`` CJK characters, the query's
+    only one or one of its words (``员工 社会保险``: ``社保``).
 
     Characters inside a two-character word are left out: ``泰国旅行签证`` would otherwise ask for
     ``泰证``, which ``华泰证券`` holds. So are particles and question words (``室友的生日``: no ``室的``).
     Search takes only those that a note's title or tags hold, where names and their short forms
     are written: in running text such a pair is as often the seam between two words.
     """
-    runs = _runs(text)
     low, high = ABBREVIATION_CHARS
-    if len(runs) != 1 or runs[0][0] != "cjk" or not low <= len(runs[0][1]) <= high:
-        return []
-    run = runs[0][1]
-    own = {run[i : i + 2] for i in range(len(run) - 1)}
-    made = (run[0] + c for c in run[2::2] if c not in _CJK_FUNCTION_CHARS)
-    return [pair for pair in dict.fromkeys(made) if pair not in own]
+    made: dict[str, str] = {}
+    for kind, run in _runs(text):
+        if kind != "cjk" or not low <= len(run) <= high:
+            continue
+        own = {run[i : i + 2] for i in range(len(run) - 1)}
+        for pair in (run[0] + c for c in run[2::2] if c not in _CJK_FUNCTION_CHARS):
+            if pair not in own:
+                made.setdefault(pair, run)
+    return made
 
 
 def long_forms(short: str, names: Iterable[str]) -> list[str]:
