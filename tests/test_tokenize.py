@@ -208,6 +208,9 @@ def test_chinese_function_words_leave_the_query_as_english_stopwords_do() -> Non
     assert query_terms("摄影课已经上到第五节") == ["摄影", "影课", "上到", "到第", "第五", "五节"]
     assert query_terms("例会是每周三") == ["例会", "每周", "周三"]
     assert query_terms("一般") == ["一般"]  # nothing else to ask for: kept
+    # 现在 and 目前 ("now") say when the question is asked, as "now" does in English.
+    assert query_terms("老爸现在吃的降压药") == ["老爸", "降压", "压药"]
+    assert query_terms("目前房租") == ["房租"]
     # 哪 with a measure word ("which one"), as 几个 is "how many".
     assert query_terms("坐哪个座位") == ["座位"]
     assert query_terms("住哪家民宿") == ["民宿"]

@@ -107,6 +107,7 @@ _CJK_FUNCTION_TEXT = """
     已经 以后 以前 一般 一共 一直 一起 一下 一些 一定 一样 可以 应该 能够 这个 那个 这些 那些 每个
     这样 那样 这么 那么 怎样 因为 所以 但是 然后 还是 就是 或者 如果 虽然 而且 并且 不过 只是
     还有 之前 之后 时候 的话 自己 比较 非常 特别 总是 经常 有点 没有 不是 其他 其实 关于 对于
+    现在 目前
 """
 # 哪 ("which"), 这 ("this") and 那 ("that") with a measure word point at a thing without naming
 # it, as 哪个, 这个 and 那个 do: the pairs on either side are seams too ("哪个座位": 个座, "新疆那趟":
