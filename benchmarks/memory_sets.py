@@ -89,6 +89,20 @@ SETS = {
         DATA / "zh_validation3.json",
         CHINESE,
     ),
+    # A third pair (a restaurant owner in Chengdu, a furniture maker in Dublin), written the same
+    # way. Their first run found R@5 0.969 / 0.978, MRR 0.948 / 0.973, no-answer 10/11 and 11/11,
+    # and 55/70 and 61/68 answerable queries above the bar; acronyms and Chinese short forms of a
+    # name inside a longer query, and 现在 left out, were built after reading their misses.
+    "zh-check4": MemorySet(
+        "Chinese validation set 4 (written apart from the code and the other sets; short forms in longer queries came after its first run)",
+        DATA / "zh_validation4.json",
+        CHINESE,
+    ),
+    "en-check3": MemorySet(
+        "English validation set 3 (written apart from the code and the other sets; acronyms in longer queries came after its first run)",
+        DATA / "en_validation3.json",
+        ENGLISH,
+    ),
 }
 K = 5
 LIMIT = 10
