@@ -346,6 +346,9 @@ def test_a_name_at_either_end_of_a_query_gives_its_acronym_with_its_words() -> N
     # A name within a query neither starts nor ends with a stopword: no "fvat" for "for value added tax".
     assert "fvat" not in query_acronyms("register for value added tax")
     assert query_acronyms("What did Caroline research after the LGBTQ support group?") == {}
+    # Inside a query, "of" and "at" count only in a name written with capitals: no "cant" here.
+    assert list(query_acronyms("who is my contact at Northwind Telecom")) == ["cnt"]
+    assert query_acronyms("Bank of Ireland mortgage")["boi"] == "Bank of Ireland"
 
 
 @pytest.mark.parametrize(
