@@ -44,6 +44,10 @@ class Query:
     weights: Mapping[str, float]
     prefixes: frozenset[str]
     stands_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Which ``prefixes`` each token seen so far starts with: a note's lines share most words.
+    _prefixes_of: dict[str, tuple[str, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @cached_property
     def probes(self) -> tuple[str, ...]:
@@ -55,15 +59,11 @@ class Query:
         return tuple(dict.fromkeys([*trimmed, *(f for t in self.terms for f in tokenize.written_forms(t))]))
 
     def prefixes_of(self, token: str) -> tuple[str, ...]:
-        """The ``prefixes`` that ``token`` starts with; remembered, as lines share most words."""
+        """The ``prefixes`` that ``token`` starts with."""
         found = self._prefixes_of.get(token)
         if found is None:
             found = self._prefixes_of[token] = tuple(p for p in self.prefixes if token.startswith(p))
         return found
-
-    @cached_property
-    def _prefixes_of(self) -> dict[str, tuple[str, ...]]:
-        return {}
 
     @cached_property
     def shorter(self) -> dict[str, str]:

@@ -252,7 +252,7 @@ def query_acronyms(text: str, *, stem: bool = False) -> dict[str, str]:
     longest = min(len(words), 2 * high)  # a longer name has too many initials, even without its "of"s
     made: dict[str, str] = {}
     for n in range(longest, 2, -1):
-        for span in (words[:n], words[-n:]):
+        for span in [words[:n], words[-n:]] if n < len(words) else [words]:
             if not all(w.isascii() and w.isalnum() for w in span):
                 continue
             if {span[0].lower(), span[-1].lower()} & _STOPWORDS:
