@@ -86,6 +86,7 @@ def ablations() -> tuple[Ablation, ...]:
         ),
         Ablation("lines: no share of the note's score (session context)", ((ranking, "NOTE_SHARE", 0.0),)),
         Ablation("lines: no share of the neighbouring line's score", ((ranking, "NEIGHBOUR_SHARE", 0.0),)),
+        Ablation("lines: no weight for a category naming a query word", ((ranking, "LABEL_SHARE", 0.0),)),
         Ablation("lines: no coordination (plain BM25 per line)", ((ranking, "COORDINATION", 0.0),)),
         Ablation("lines: vault-wide IDF only", ((ranking, "LINE_IDF_SHARE", 0.0),)),
         Ablation("lines: BM25's usual k1 1.2 / b 0.75", ((ranking, "K1", 1.2), (ranking, "B", 0.75))),

@@ -467,6 +467,25 @@ def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:
     ]  # the line and its neighbours
 
 
+@pytest.mark.parametrize(
+    ("lines", "query", "labelled"),
+    [
+        (["[Bob] Alice, pottery sounds fun", "[Alice] pottery keeps me calm"], "alice pottery", 2),
+        (["[李娜] 张伟，陶艺好玩", "[张伟] 陶艺让我平静"], "张伟 陶艺", 2),
+        # A category that names nothing asked changes nothing: the first of two equal lines leads.
+        (["[Bob] Alice, pottery sounds fun", "[Carol] Alice, pottery is calm"], "alice pottery", 1),
+    ],
+)
+def test_a_line_whose_category_names_what_was_asked_leads(
+    filled: Memory, lines: list[str], query: str, labelled: int
+) -> None:
+    # The same words on both lines; on the one labelled with a word asked, it is about that.
+    note = filled.write("Chat", observations=lines)
+    top = filled.search(query, granularity="line", limit=1)[0]
+    observations = filled.read(note.permalink).observations
+    assert top.line == observations[labelled - 1].line
+
+
 def test_a_note_found_by_its_title_alone_still_gives_a_line_hit(filled: Memory) -> None:
     note = filled.write("Dentist", tags=["health"], observations=["[place] clinic on Main street"])
     filled.write("Diary", observations=["[day] a quiet day, then the dentist"])

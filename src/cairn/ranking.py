@@ -9,12 +9,15 @@ Term weights for lines blend the vault-wide IDF (over notes) with an IDF over th
 ranked (``for_lines``): a word in every note can still pick out one line in ten, and a word
 repeated on every line of one note says little about which of its lines answers. A line's BM25
 is then scaled by the share of the query's weight it holds (``COORDINATION``): one line that says
-two of the things asked beats one that says a single thing twice.
+two of the things asked beats one that says a single thing twice. An observation whose category
+names a query term (``- [Melanie] ...`` for a question about Melanie) is a line labelled as about
+what was asked, and weighs more (``LABEL_SHARE``), as a title match weighs more in a note.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +35,11 @@ LINE_IDF_SHARE = 0.75  # weight of the IDF over the ranked lines, against the va
 COORDINATION = 1.0  # exponent on the share of the query's weight a line holds (0: plain BM25)
 NOTE_SHARE = 0.7  # weight of the note's (normalised) score in each of its lines' scores
 NEIGHBOUR_SHARE = 0.3  # weight of the best adjacent line's own score
+# A line's own score grows by this share when its category names a query term. BM25F-style
+# field weights cannot do it: a name on every other line has too small an IDF for its tf to count.
+# On LoCoMo, 0.3 / 0.6 / 1.0 / 2.0 lift multi-hop R@5 0.304 -> 0.309 / 0.323 / 0.324 / 0.326.
+LABEL_SHARE = 0.5
+_CATEGORY = re.compile(r"[ \t]*[-*][ \t]+\[([^\[\]]*)\][ \t]")  # markdown's observation line
 
 
 @dataclass(frozen=True)
@@ -118,10 +126,11 @@ class Query:
 
 class Counted(NamedTuple):
     """What ranking needs of a text that may hold a query term (``term_counts``): how often it
-    holds each term it holds, and how many tokens it has."""
+    holds each term it holds, how many tokens it has, and whether its category names a term."""
 
     tf: dict[str, int]
     length: int
+    labelled: bool = False
 
 
 def for_lines(query: Query, counted: Iterable[Sequence[Counted | None]]) -> Query:
@@ -199,10 +208,19 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counted | None]:
         add([a for a in tokenize.acronym_singulars(text, stem=stem) if a in wanted] for text in texts)
     if (wanted := query.month_like) and not wanted.isdisjoint(tokenize.months(whole, stem=stem)):
         add([m for m in tokenize.months(text, stem=stem) if m in wanted] for text in folded)
-    return [_counted(counts, query) if counts is not None else None for counts in counted]
+    return [
+        _counted(counts, query, _category(text, stem)) if counts is not None else None
+        for counts, text in zip(counted, folded, strict=True)
+    ]
 
 
-def _counted(counts: Counter[str], query: Query) -> Counted:
+def _category(folded: str, stem: bool) -> frozenset[str]:
+    """The tokens of an observation line's category (none for any other line)."""
+    m = _CATEGORY.match(folded)
+    return frozenset(tokenize.tokens(m[1], stem=stem, folded=True)) if m and m[1] else frozenset()
+
+
+def _counted(counts: Counter[str], query: Query, category: frozenset[str]) -> Counted:
     started: Counter[str] = Counter()  # prefix term -> tokens that start with it (itself too)
     if query.prefixes:
         for token, n in counts.items():
@@ -219,7 +237,7 @@ def _counted(counts: Counter[str], query: Query) -> Counted:
             n = counts.get(query.shorter[term], 0)
         if n:
             tf[term] = n
-    return Counted(tf, sum(counts.values()))
+    return Counted(tf, sum(counts.values()), not category.isdisjoint(tf))
 
 
 def line_bm25(
@@ -249,6 +267,8 @@ def line_bm25(
                     held += query.weights[term]
             if query.stands_for and score:  # an acronym's weight counts as its words'
                 held = query.held_weight(set(counts.tf))
+        if counts and counts.labelled:
+            score *= 1 + LABEL_SHARE
         scores.append(score * min(1.0, held / total_weight) ** COORDINATION if score else 0.0)
     return scores
 
