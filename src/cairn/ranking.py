@@ -56,6 +56,8 @@ class Query:
     _prefixes_of: dict[str, tuple[str, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    # Whether each observation category seen so far names a term: a vault reuses a few categories.
+    _names_a_term: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def probes(self) -> tuple[str, ...]:
@@ -65,6 +67,14 @@ class Query:
         ``appt`` for ``appoint``: ``tokenize.written_forms``)."""
         trimmed = (t[:-1] if t.isascii() and len(t) > 3 else t for t in self.terms)
         return tuple(dict.fromkeys([*trimmed, *(f for t in self.terms for f in tokenize.written_forms(t))]))
+
+    def names_a_term(self, category: str) -> bool:
+        """Whether an observation's category (folded) holds one of the terms."""
+        named = self._names_a_term.get(category)
+        if named is None:
+            words = tokenize.tokens(category, stem=tokenize.STEM_ENGLISH, folded=True)
+            named = self._names_a_term[category] = not set(self.terms).isdisjoint(words)
+        return named
 
     def prefixes_of(self, token: str) -> tuple[str, ...]:
         """The ``prefixes`` that ``token`` starts with."""
@@ -209,18 +219,12 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counted | None]:
     if (wanted := query.month_like) and not wanted.isdisjoint(tokenize.months(whole, stem=stem)):
         add([m for m in tokenize.months(text, stem=stem) if m in wanted] for text in folded)
     return [
-        _counted(counts, query, _category(text, stem)) if counts is not None else None
+        _counted(counts, query, text) if counts is not None else None
         for counts, text in zip(counted, folded, strict=True)
     ]
 
 
-def _category(folded: str, stem: bool) -> frozenset[str]:
-    """The tokens of an observation line's category (none for any other line)."""
-    m = _CATEGORY.match(folded)
-    return frozenset(tokenize.tokens(m[1], stem=stem, folded=True)) if m and m[1] else frozenset()
-
-
-def _counted(counts: Counter[str], query: Query, category: frozenset[str]) -> Counted:
+def _counted(counts: Counter[str], query: Query, folded: str) -> Counted:
     started: Counter[str] = Counter()  # prefix term -> tokens that start with it (itself too)
     if query.prefixes:
         for token, n in counts.items():
@@ -237,7 +241,8 @@ def _counted(counts: Counter[str], query: Query, category: frozenset[str]) -> Co
             n = counts.get(query.shorter[term], 0)
         if n:
             tf[term] = n
-    return Counted(tf, sum(counts.values()), not category.isdisjoint(tf))
+    labelled = bool(tf and (m := _CATEGORY.match(folded)) and query.names_a_term(m[1]))
+    return Counted(tf, sum(counts.values()), labelled)
 
 
 def line_bm25(
