@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from cairn import InvalidInput, Memory, ranking
 from cairn import memory as memory_module
+from cairn.markdown import parse_observation
 
 
 @pytest.fixture
@@ -747,3 +748,20 @@ def test_an_acronym_of_a_name_on_a_sensitive_line_stays_private(memory: Memory) 
     assert memory.search("RMH") == []
     assert titles(memory.search("RMH", include_sensitive=True)) == ["Checkups"]
     assert "Checkups" not in [i.title for i in memory.snapshot("RMH").items]
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        ("- [Melanie] ran a charity race (D2:1)", "Melanie"),
+        ("  * [决策] 用 SQLite", "决策"),
+        ("- [x] a done checkbox", None),
+        ("- [ ] an open checkbox", None),
+        ("- [link](https://example.org)", None),
+        ("[fact] not a list item", None),
+    ],
+)
+def test_search_reads_a_category_as_the_parser_does(line: str, category: str | None) -> None:
+    assert ranking.category_of(line) == category
+    parsed = parse_observation(line)
+    assert (parsed.category if parsed else None) == category

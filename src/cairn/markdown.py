@@ -563,12 +563,6 @@ def parse_observation(line: str) -> Observation | None:
     return _observation(_content(line))
 
 
-def observation_category(line: str) -> str | None:
-    """The category of an observation line, without reading the rest (None for any other line)."""
-    m = _OBS.match(line)
-    return m.group(1) if m and m.group(1) not in _CHECKBOX and m.group(1).strip() else None
-
-
 def _observation(content: str, line: int = 0) -> Observation | None:
     m = _OBS.fullmatch(content)
     if not m or m.group(1) in _CHECKBOX or not m.group(1).strip():

@@ -17,13 +17,14 @@ what was asked, and weighs more (``LABEL_SHARE``), as a title match weighs more 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
-from . import markdown, tokenize
+from . import tokenize
 
 # Lines are short and similar in length: term frequency saturates early and length matters less
 # than in whole documents. On LoCoMo (benchmarks/results/ablations.md), k1 0.9 / b 0.3 tie BM25's
@@ -38,6 +39,10 @@ NEIGHBOUR_SHARE = 0.3  # weight of the best adjacent line's own score
 # field weights cannot do it: a name on every other line has too small an IDF for its tf to count.
 # On LoCoMo, 0.3 / 0.6 / 1.0 / 2.0 lift multi-hop R@5 0.304 -> 0.309 / 0.323 / 0.324 / 0.326.
 LABEL_SHARE = 0.5
+# The start of an observation line as cairn.markdown reads it (a test holds the two together);
+# markdown itself is not imported, so that a search does not load the parser and YAML.
+_OBSERVATION = re.compile(r"[ \t]*[-*][ \t]+\[([^\[\]]*)\][ \t]")
+_CHECKBOXES = {" ", "x", "X"}
 
 
 @dataclass(frozen=True)
@@ -239,10 +244,14 @@ def _counted(counts: Counter[str], query: Query, folded: str) -> Counted:
             n = counts.get(query.shorter[term], 0)
         if n:
             tf[term] = n
-    labelled = bool(
-        tf and (category := markdown.observation_category(folded)) and query.names_a_term(category)
-    )
+    labelled = bool(tf and (category := category_of(folded)) and query.names_a_term(category))
     return Counted(tf, sum(counts.values()), labelled)
+
+
+def category_of(line: str) -> str | None:
+    """The category of an observation line (None for any other line, a checkbox item too)."""
+    m = _OBSERVATION.match(line)
+    return m[1] if m and m[1] not in _CHECKBOXES and m[1].strip() else None
 
 
 def line_bm25(
