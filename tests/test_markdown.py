@@ -24,6 +24,7 @@ from cairn.markdown import (
     set_fields,
 )
 from cairn.models import Observation, Relation
+from cairn.observation_line import category_of
 
 SAMPLE = """---
 title: 数据结构（2026 秋）
@@ -690,3 +691,20 @@ def test_lines_ending_in_a_lone_cr_are_damaged_not_one_long_line() -> None:
     with pytest.raises(DamagedNote, match="lone CR"):
         parse("---\rtitle: Old Mac\rsensitivity: sensitive\r---\r\r- [pin] 4477 #sensitive\r")
     assert parse("one line ending in CR\r").body == "one line ending in CR\r"  # no second line to hide
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        ("- [Melanie] ran a charity race (D2:1)", "Melanie"),
+        ("  * [决策] 用 SQLite", "决策"),
+        ("- [x] a done checkbox", None),
+        ("- [ ] an open checkbox", None),
+        ("- [link](https://example.org)", None),
+        ("[fact] not a list item", None),
+    ],
+)
+def test_a_category_read_alone_agrees_with_the_parser(line: str, category: str | None) -> None:
+    assert category_of(line) == category  # what search weighs lines by
+    parsed = parse_observation(line)
+    assert (parsed.category if parsed else None) == category

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from cairn import InvalidInput, Memory, ranking
 from cairn import memory as memory_module
-from cairn.markdown import parse_observation
 
 
 @pytest.fixture
@@ -473,8 +472,9 @@ def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:
     [
         (["[Bob] Alice, pottery sounds fun", "[Alice] pottery keeps me calm"], "alice pottery", 2),
         (["[李娜] 张伟，陶艺好玩", "[张伟] 陶艺让我平静"], "张伟 陶艺", 2),
-        # A category that names nothing asked changes nothing: the first of two equal lines leads.
-        (["[Bob] Alice, pottery sounds fun", "[Carol] Alice, pottery is calm"], "alice pottery", 1),
+        # Both lines name both people: the one labelled with the name asked leads, whichever it is.
+        (["[Bob] Alice, pottery is so calm", "[Alice] Bob, pottery is so calm"], "alice pottery", 2),
+        (["[Alice] Bob, pottery is so calm", "[Bob] Alice, pottery is so calm"], "bob pottery", 2),
     ],
 )
 def test_a_line_whose_category_names_what_was_asked_leads(
@@ -748,20 +748,3 @@ def test_an_acronym_of_a_name_on_a_sensitive_line_stays_private(memory: Memory) 
     assert memory.search("RMH") == []
     assert titles(memory.search("RMH", include_sensitive=True)) == ["Checkups"]
     assert "Checkups" not in [i.title for i in memory.snapshot("RMH").items]
-
-
-@pytest.mark.parametrize(
-    ("line", "category"),
-    [
-        ("- [Melanie] ran a charity race (D2:1)", "Melanie"),
-        ("  * [决策] 用 SQLite", "决策"),
-        ("- [x] a done checkbox", None),
-        ("- [ ] an open checkbox", None),
-        ("- [link](https://example.org)", None),
-        ("[fact] not a list item", None),
-    ],
-)
-def test_search_reads_a_category_as_the_parser_does(line: str, category: str | None) -> None:
-    assert ranking.category_of(line) == category
-    parsed = parse_observation(line)
-    assert (parsed.category if parsed else None) == category

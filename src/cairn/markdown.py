@@ -16,6 +16,7 @@ import yaml
 
 from cairn.errors import DamagedNote, InvalidInput
 from cairn.models import Observation, Relation
+from cairn.observation_line import OBSERVATION, is_category
 
 try:
     from yaml import CSafeLoader as _BaseLoader
@@ -63,14 +64,12 @@ _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(tuple, _represent_list)
 
-_OBS = re.compile(r"[ \t]*[-*][ \t]+\[([^\[\]]*)\][ \t]+(.*)")
 _REL = re.compile(r'[ \t]*[-*][ \t]+(?:"([^"]*)"|([^\s\["\'#][^\s\[]*))[ \t]+\[\[([^\[\]]+)\]\](.*)')
 _LINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _TAG = re.compile(r"(?<!\S)#([^\s#(),]++)(?!#)")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"(#{1,6})(?:[ \t]+(.*?))?[ \t]*")
 _TITLE = re.compile(r"#[ \t]+(.+)")
-_CHECKBOX = {" ", "x", "X"}
 _MISSING = object()
 
 
@@ -564,8 +563,8 @@ def parse_observation(line: str) -> Observation | None:
 
 
 def _observation(content: str, line: int = 0) -> Observation | None:
-    m = _OBS.fullmatch(content)
-    if not m or m.group(1) in _CHECKBOX or not m.group(1).strip():
+    m = OBSERVATION.fullmatch(content)
+    if not m or not is_category(m.group(1)):
         return None
     rest, context = _split_context(m.group(2))
     if "#" in rest:
@@ -648,7 +647,7 @@ def parse_observation_spec(spec: str) -> Observation:
     """
     body = _strip_bullet(spec, "observation")
     m = re.match(r"\[([^\[\]]*)\]", body)
-    if not m or not m.group(1).strip() or m.group(1) in _CHECKBOX:
+    if not m or not is_category(m.group(1)):
         raise InvalidInput(
             f"an observation starts with a [category], e.g. '[fact] text #tag (context)': {spec!r}"
         )

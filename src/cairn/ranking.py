@@ -17,7 +17,6 @@ what was asked, and weighs more (``LABEL_SHARE``), as a title match weighs more 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from . import tokenize
+from .observation_line import category_of
 
 # Lines are short and similar in length: term frequency saturates early and length matters less
 # than in whole documents. On LoCoMo (benchmarks/results/ablations.md), k1 0.9 / b 0.3 tie BM25's
@@ -39,10 +39,6 @@ NEIGHBOUR_SHARE = 0.3  # weight of the best adjacent line's own score
 # field weights cannot do it: a name on every other line has too small an IDF for its tf to count.
 # On LoCoMo, 0.3 / 0.5 / 0.6 / 1.0 / 2.0 lift multi-hop R@5 0.304 -> 0.309 / 0.319 / 0.323 / 0.324 / 0.326.
 LABEL_SHARE = 0.5
-# The start of an observation line as cairn.markdown reads it (a test holds the two together);
-# markdown itself is not imported, so that a search does not load the parser and YAML.
-_OBSERVATION = re.compile(r"[ \t]*[-*][ \t]+\[([^\[\]]*)\][ \t]")
-_CHECKBOXES = {" ", "x", "X"}
 
 
 @dataclass(frozen=True)
@@ -143,7 +139,7 @@ class Counted(NamedTuple):
 
     tf: dict[str, int]
     length: int
-    labelled: bool = False
+    labelled: bool
 
 
 def for_lines(query: Query, counted: Iterable[Sequence[Counted | None]]) -> Query:
@@ -248,12 +244,6 @@ def _counted(counts: Counter[str], query: Query, folded: str) -> Counted:
     return Counted(tf, sum(counts.values()), labelled)
 
 
-def category_of(line: str) -> str | None:
-    """The category of an observation line (None for any other line, a checkbox item too)."""
-    m = _OBSERVATION.match(line)
-    return m[1] if m and m[1] not in _CHECKBOXES and m[1].strip() else None
-
-
 def line_bm25(
     lines: Sequence[str], query: Query, counted: Sequence[Counted | None] | None = None
 ) -> list[float]:
@@ -281,8 +271,8 @@ def line_bm25(
                     held += query.weights[term]
             if query.stands_for and score:  # an acronym's weight counts as its words'
                 held = query.held_weight(set(counts.tf))
-        if counts and counts.labelled:
-            score *= 1 + LABEL_SHARE
+            if counts.labelled:
+                score *= 1 + LABEL_SHARE
         scores.append(score * min(1.0, held / total_weight) ** COORDINATION if score else 0.0)
     return scores
 
