@@ -86,6 +86,10 @@ def ablations() -> tuple[Ablation, ...]:
         ),
         Ablation("lines: no share of the note's score (session context)", ((ranking, "NOTE_SHARE", 0.0),)),
         Ablation("lines: no share of the neighbouring line's score", ((ranking, "NEIGHBOUR_SHARE", 0.0),)),
+        Ablation(
+            "lines: no answer share (the line after a question shares its score as any neighbour does)",
+            ((ranking, "ANSWER_SHARE", 0.0),),
+        ),
         Ablation("lines: no weight for a category naming a query word", ((ranking, "LABEL_SHARE", 0.0),)),
         Ablation("lines: no coordination (plain BM25 per line)", ((ranking, "COORDINATION", 0.0),)),
         Ablation("lines: vault-wide IDF only", ((ranking, "LINE_IDF_SHARE", 0.0),)),

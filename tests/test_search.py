@@ -487,6 +487,63 @@ def test_a_line_whose_category_names_what_was_asked_leads(
     assert top.line == observations[labelled - 1].line
 
 
+@pytest.mark.parametrize(
+    ("lines", "query", "order"),
+    [
+        (
+            [
+                "[Bob] I sold my old bike last week",
+                "[Alice] Which board games do you play on weekends?",
+                "[Bob] Mostly chess with my brother",
+            ],
+            "board games weekends",
+            [2, 3, 1],  # the reply comes right after the question it answers
+        ),
+        (
+            [
+                "[Bob] I sold my old bike last week",
+                "[Alice] Which board games do you play on weekends? #hobby (asked in May)",
+                "[Bob] Mostly chess with my brother",
+            ],
+            "board games weekends",
+            [2, 3, 1],  # a question before its tags and context
+        ),
+        (
+            ["[小李] 上周把旧自行车卖了", "[小王] 你周末一般玩什么桌游？", "[小李] 主要是下围棋，和我哥一起"],
+            "周末 桌游",
+            [2, 3, 1],
+        ),
+        (
+            [
+                "[Bob] I sold my old bike last week",
+                "[Alice] I play board games on weekends.",
+                "[Bob] Mostly chess with my brother",
+            ],
+            "board games weekends",
+            [2, 1, 3],  # no question: both neighbours share alike, and the earlier line leads
+        ),
+    ],
+)
+def test_the_line_after_a_question_shares_its_score(
+    memory: Memory, lines: list[str], query: str, order: list[int]
+) -> None:
+    note = memory.write("Chat", observations=lines)
+    observations = memory.read(note.permalink).observations
+    hits = memory.search(query, granularity="line")
+    assert [h.line for h in hits] == [observations[i - 1].line for i in order]
+
+
+def test_a_question_is_a_line_that_ends_in_a_question_mark() -> None:
+    assert ranking.asks("- [Alice] Which games do you play?")
+    assert ranking.asks("- [小王] 你周末玩什么？")
+    assert ranking.asks('- [Alice] She asked "where to?" (D1:3)')
+    assert ranking.asks("- [q] Is the API stable? #api #v2 (from the review)")
+    assert ranking.asks("## What did we decide?")
+    assert not ranking.asks("- [Bob] Mostly chess, no idea why? Anyway, chess.")
+    assert not ranking.asks("- [Bob] see the FAQ (why?) for more")
+    assert not ranking.asks("- [link] https://example.com/search?q=chess")
+
+
 def test_a_note_found_by_its_title_alone_still_gives_a_line_hit(filled: Memory) -> None:
     note = filled.write("Dentist", tags=["health"], observations=["[place] clinic on Main street"])
     filled.write("Diary", observations=["[day] a quiet day, then the dentist"])
