@@ -539,6 +539,10 @@ def test_a_question_is_a_line_that_ends_in_a_question_mark() -> None:
     assert ranking.asks('- [Alice] She asked "where to?" (D1:3)')
     assert ranking.asks("- [q] Is the API stable? #api #v2 (from the review)")
     assert ranking.asks("## What did we decide?")
+    assert ranking.asks("- [Nate] Really? (shares image: a dog) (D2:1)")
+    assert ranking.asks("- [小李] 你确定吗？（问小王）")
+    assert not ranking.asks("- [Nate] Cool (shares image: what is it?) (D1:6)")
+    assert not ranking.asks("? #? #? #? #")  # once seconds to read, with a pattern
     assert not ranking.asks("- [Bob] Mostly chess, no idea why? Anyway, chess.")
     assert not ranking.asks("- [Bob] see the FAQ (why?) for more")
     assert not ranking.asks("- [link] https://example.com/search?q=chess")
