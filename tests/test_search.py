@@ -533,6 +533,15 @@ def test_the_line_after_a_question_shares_its_score(
     assert [h.line for h in hits] == [observations[i - 1].line for i in order]
 
 
+def test_the_answer_share_goes_to_the_next_line_unless_it_is_a_heading() -> None:
+    question = "- [Alice] Which games do you play?"
+    assert ranking.blend([question, "- [Bob] chess"], [2.0, 0.0], 0.0)[1] == 2.0 * ranking.ANSWER_SHARE
+    heading = ranking.blend([question, "## Next week"], [2.0, 0.0], 0.0)[1]
+    assert heading == 2.0 * ranking.NEIGHBOUR_SHARE < 2.0 * ranking.ANSWER_SHARE
+    before = ranking.blend(["- [Bob] chess", question], [0.0, 2.0], 0.0)[0]
+    assert before == 2.0 * ranking.NEIGHBOUR_SHARE  # the line before a question is not its answer
+
+
 def test_a_question_is_a_line_that_ends_in_a_question_mark() -> None:
     assert ranking.asks("- [Alice] Which games do you play?")
     assert ranking.asks("- [小王] 你周末玩什么？")

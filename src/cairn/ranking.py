@@ -46,6 +46,7 @@ LABEL_SHARE = 0.5
 # two are one answer. On LoCoMo, 0.6 / 0.8 / 1.0 / 1.5 / 2.0 move R@5 0.684 -> 0.703 / 0.710 /
 # 0.711 / 0.712 / 0.709 (single-hop 0.772 -> 0.810 at 1.0); notes without questions are unchanged.
 ANSWER_SHARE = 1.0
+# What ``asks`` reads at a line's end.
 _QUESTION_MARKS = "?？"
 _CLOSING_QUOTES = "\"'”’」』"
 _BRACKETS = {")": "(", "）": "（"}
@@ -336,13 +337,13 @@ def asks(line: str) -> bool:
 
 def blend(lines: Sequence[str], line_scores: Sequence[float], note_share: float) -> list[float]:
     """Each line's own score, plus a share of its best neighbour's and of its note's; the line
-    after a question takes ``ANSWER_SHARE`` of the question's."""
+    after a question takes ``ANSWER_SHARE`` of the question's, unless it heads the next section."""
     blended = []
     for i, own in enumerate(line_scores):
         before = line_scores[i - 1] if i > 0 else 0.0
         after = line_scores[i + 1] if i + 1 < len(line_scores) else 0.0
         neighbour = NEIGHBOUR_SHARE * max(before, after)
-        if ANSWER_SHARE * before > neighbour and asks(lines[i - 1]):
+        if ANSWER_SHARE * before > neighbour and asks(lines[i - 1]) and not is_heading(lines[i]):
             neighbour = ANSWER_SHARE * before
         blended.append(own + neighbour + NOTE_SHARE * note_share)
     return blended
