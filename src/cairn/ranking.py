@@ -304,35 +304,34 @@ def coverage(counted: Iterable[Counted | None], query: Query) -> float:
 
 def asks(line: str) -> bool:
     """Whether a line asks a question: its text ends in a question mark, before any closing
-    quotes, trailing ``#tags`` and ``(context)``.
+    quotes, trailing ``#tags`` and bracketed asides. Looser than the parser's one ``(context)``:
+    ``Really? (shares a photo) (D2:1)`` still asks.
 
     Read back from the end, one piece at a time, by index: a pattern anchored at the end is tried
     from every question mark, and a line of many (``? #? #? #...``) took it seconds.
     """
-    if "?" not in line and "？" not in line:
+    if not any(mark in line for mark in _QUESTION_MARKS):
         return False
     end = len(line)  # line[:end] is what is left to read
-    while end and line[end - 1].isspace():
-        end -= 1
-    while end:
+    while True:
+        while end and line[end - 1].isspace():
+            end -= 1
+        if not end:
+            return False
         last = line[end - 1]
         if last in _QUESTION_MARKS:
             return True
         if last in _CLOSING_QUOTES:
             end -= 1
-            continue
-        if last in _BRACKETS:
-            start = line.rfind(_BRACKETS[last], 0, end)
+        elif last in _BRACKETS:
+            end = line.rfind(_BRACKETS[last], 0, end)
+            if end < 0:
+                return False
         else:  # a trailing #tag, or the end of the text
             start = line.rfind(" ", 0, end) + 1
-            if not (start > 0 and end - start > 1 and line[start] == "#"):
+            if not (start and end - start > 1 and line[start] == "#"):
                 return False
-        if start < 0:
-            return False
-        end = start
-        while end and line[end - 1].isspace():
-            end -= 1
-    return False
+            end = start
 
 
 def blend(lines: Sequence[str], line_scores: Sequence[float], note_share: float) -> list[float]:
