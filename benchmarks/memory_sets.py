@@ -117,6 +117,18 @@ SETS = {
         DATA / "en_validation4.json",
         ENGLISH,
     ),
+    # A fifth pair (an export operations manager in Ningbo, a sound engineer and piano teacher in
+    # Toronto), written the same way after the answer share for lines; first run as written.
+    "zh-check6": MemorySet(
+        "Chinese validation set 6 (written apart from the code and the other sets)",
+        DATA / "zh_validation6.json",
+        CHINESE,
+    ),
+    "en-check5": MemorySet(
+        "English validation set 5 (written apart from the code and the other sets)",
+        DATA / "en_validation5.json",
+        ENGLISH,
+    ),
 }
 K = 5
 LIMIT = 10
