@@ -657,6 +657,10 @@ def test_a_chinese_question_is_not_weakened_by_the_seams_between_its_words(fille
     # A word no note holds still counts against the hit: 女朋友 is not 朋友.
     top = filled.search("女朋友生日", limit=1)[0]
     assert top.title == "生日提醒" and top.coverage is not None and top.coverage < 0.9
+    # A one-character word between two words (去) leaves two such pairs, 庆去 and 去大.
+    filled.write("国庆假期", observations=["[trip] 国庆在大理住古城的民宿"])
+    top = filled.search("国庆去大理", limit=1)[0]
+    assert top.title == "国庆假期" and top.coverage == 1.0
     # A one-character word between particles lives only in the pair that joins it to the next
     # character (猫叫): the vault holds no cat, so that pair is no seam and the hit stays weak.
     filled.write("家里的网络", observations=["[wifi] 家里的 Wi-Fi 名字是 home-5G"])

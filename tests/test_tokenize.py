@@ -241,6 +241,22 @@ def test_a_pair_between_two_known_words_is_a_seam() -> None:
     )
 
 
+def test_one_character_between_two_known_words_leaves_two_seams() -> None:
+    known = {"国庆", "大理", "宁波", "机票"}.__contains__
+
+    def found(query: str) -> set[str]:
+        return seams(cjk_pairs(query), known, query_terms(query))
+
+    # 去 is a word of its own, and the index keeps no character alone inside a run.
+    assert found("国庆去大理") == {"庆去", "去大"}
+    # Two characters between known words may be a word the vault lacks: 东京 is kept.
+    assert found("宁波东京机票") == set()
+    # Beside a function word, the two pairs can hold such a word: 的 bounds 东京 on one side only.
+    assert found("宁波东京的机票") == set()
+    # A run that starts with the two pairs has no known word before them.
+    assert found("去大理") == set()
+
+
 def test_a_function_word_bounds_a_seam_beside_a_known_word() -> None:
     known = {"喜欢", "座位", "家里", "名字"}.__contains__
     # 坐哪 and 哪个 leave the query (哪 with a measure word), so 欢坐 has a word on either side.

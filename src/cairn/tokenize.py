@@ -466,22 +466,35 @@ def seams(runs: list[list[str]], known: Callable[[str], bool], asked: Collection
     ``query_terms`` kept) bounds a word as a known one does: in ``喜欢坐哪个座位``, ``欢坐`` sits
     between ``喜欢`` and ``坐哪``. Between two function words, though, a pair is a word of its own
     that the vault may lack (``的猫叫什``: ``猫叫`` holds the cat), so one side must be known.
+
+    A word of one character between two known words (去 in ``国庆去大理``) makes two such pairs in
+    a row, ``庆去 去大``: seams too, since the index holds no character alone inside a run, so no
+    note could hold it as asked. Only between two known words: beside a function word, the two
+    pairs can hold a word of two characters the vault lacks (``宁波东京的``: ``东京``).
     """
     stop = {pair for pairs in runs for pair in pairs if pair not in asked}
 
     def bound(pair: str) -> bool:
         return pair in stop or known(pair)
 
-    return {
-        pairs[i]
-        for pairs in runs
-        for i in range(1, len(pairs) - 1)
-        if pairs[i] not in stop
-        and not known(pairs[i])
-        and bound(pairs[i - 1])
-        and bound(pairs[i + 1])
-        and (known(pairs[i - 1]) or known(pairs[i + 1]))
-    }
+    def unknown(pair: str) -> bool:
+        return pair not in stop and not known(pair)
+
+    found = set()
+    for pairs in runs:
+        for i in range(1, len(pairs) - 1):
+            before, pair, after = pairs[i - 1], pairs[i], pairs[i + 1]
+            if unknown(pair) and bound(before) and bound(after) and (known(before) or known(after)):
+                found.add(pair)
+            if (
+                i + 2 < len(pairs)
+                and unknown(pair)
+                and unknown(after)
+                and known(before)
+                and known(pairs[i + 2])
+            ):
+                found.update((pair, after))
+    return found
 
 
 def is_cjk(term: str) -> bool:
