@@ -118,7 +118,9 @@ SETS = {
         ENGLISH,
     ),
     # A fifth pair (an export operations manager in Ningbo, a sound engineer and piano teacher in
-    # Toronto), written the same way after the answer share for lines; first run as written.
+    # Toronto), written the same way after the answer share for lines. Its first run read R@5 0.980
+    # / 0.971 and MRR 0.909 / 0.914; the seam around a one-character word came after reading its
+    # Chinese misses and moved none of its figures.
     "zh-check6": MemorySet(
         "Chinese validation set 6 (written apart from the code and the other sets)",
         DATA / "zh_validation6.json",

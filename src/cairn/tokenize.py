@@ -484,15 +484,11 @@ def seams(runs: list[list[str]], known: Callable[[str], bool], asked: Collection
     for pairs in runs:
         for i in range(1, len(pairs) - 1):
             before, pair, after = pairs[i - 1], pairs[i], pairs[i + 1]
-            if unknown(pair) and bound(before) and bound(after) and (known(before) or known(after)):
+            if not unknown(pair):
+                continue
+            if bound(before) and bound(after) and (known(before) or known(after)):
                 found.add(pair)
-            if (
-                i + 2 < len(pairs)
-                and unknown(pair)
-                and unknown(after)
-                and known(before)
-                and known(pairs[i + 2])
-            ):
+            elif unknown(after) and i + 2 < len(pairs) and known(before) and known(pairs[i + 2]):
                 found.update((pair, after))
     return found
 
