@@ -114,6 +114,38 @@ def test_observations_are_kept_with_their_line_category_tags_and_context(memory:
     assert [row[1:4] for row in expected] == [["plan", ["travel"], "五月"], ["secret", ["sensitive"], None]]
 
 
+def test_a_notes_lines_are_kept_with_their_numbers_and_which_are_sensitive(memory: Memory) -> None:
+    # Written by hand: a lone carriage return or a U+2028 inside a line does not end it.
+    text = "\n".join(
+        [
+            "---",
+            "title: 门禁",
+            "---",
+            "第一段：物业电话 0571-8888",
+            "",
+            "  indented   text  ",
+            "## Observations",
+            "- [fact] 大门密码在抽屉里 #sensitive",
+            "- [fact] tab\there, a\rreturn and a\u2028separator",
+        ]
+    )
+    path = Path(memory.vault, "user", "门禁.md")
+    path.write_text(text, encoding="utf-8", newline="")
+    memory.refresh()
+    db = apsw.Connection(str(memory.status()["index"]))
+    (stored,) = db.execute(
+        "SELECT l.lines FROM notes n JOIN note_lines l ON l.note_id = n.id WHERE n.path = ?",
+        ("user/门禁.md",),
+    ).fetchone()
+    db.close()
+    assert records.unpack_lines(stored) == [
+        (4, "第一段：物业电话 0571-8888", False),
+        (6, "indented   text", False),
+        (8, "- [fact] 大门密码在抽屉里 #sensitive", True),
+        (9, "- [fact] tab\there, a\rreturn and a\u2028separator", False),
+    ]
+
+
 def test_a_touched_file_with_the_same_bytes_is_not_parsed_again(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
