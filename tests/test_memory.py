@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import apsw
@@ -818,3 +819,30 @@ def test_list_gives_the_newest_first_from_the_index_not_by_sorting_every_note(
     sql, bindings = recording.last
     plan = " | ".join(row[3] for row in recording.db.execute(f"EXPLAIN QUERY PLAN {sql}", bindings))
     assert "notes_modified" in plan and "TEMP B-TREE FOR ORDER BY" not in plan, plan
+
+
+def test_one_memory_serves_many_threads_at_once(memory: Memory) -> None:
+    # The index's connections are opened without SQLite's own mutex: the Memory's lock alone keeps
+    # two threads out of one connection, so a call that skipped it would show up here.
+    def work(worker: int) -> list[str]:
+        made: list[str] = []
+        for i in range(12):
+            note = memory.write(
+                f"线程{worker} note {i}", observations=[f"[fact] worker{worker} wrote item{i} 第{i}条记录"]
+            )
+            made.append(note.permalink)
+            memory.search(f"worker{worker} 记录", limit=5)
+            memory.search(f"item{i}", granularity="line")
+            memory.append(made[0], f"[note] seen by worker{worker} round{i}")
+            memory.list(limit=3)
+            memory.read(made[-1])
+        return made
+
+    with ThreadPoolExecutor(4) as pool:
+        made = list(pool.map(work, range(4)))
+    for worker, permalinks in enumerate(made):
+        hits = memory.search(f"worker{worker}", limit=50)
+        assert sorted(h.permalink for h in hits) == sorted(permalinks)
+        assert len(memory.read(permalinks[0]).observations) == 1 + 12
+    report = memory.doctor()
+    assert report.notes == 48 and not report.damaged
