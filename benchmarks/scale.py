@@ -232,10 +232,14 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
         assert isinstance(mem, Memory)
         # Paths made here: status() would index first.
         index_files = [Path(f"{mem.index_path}{s}") for s in ("", "-wal", "-shm")]
-        reindex_s, rep = _timed(mem.reindex)
+        # Each reindex starts from no index at all. On this shared VM one reading can land 30%
+        # off the next (4.2 to 7.1 s within minutes for the same code), so at 10k the figure is
+        # the median of three, all of them listed below the table.
+        cold = [_timed(mem.reindex) for _ in range(3 if n <= 20_000 else 1)]
+        reindex_s, rep = sorted(cold, key=lambda reading: reading[0])[len(cold) // 2]
         rows.append(
             [
-                "cold reindex",
+                f"cold reindex{' (median of 3)' if len(cold) > 1 else ''}",
                 _ms(reindex_s),
                 f"naive parse-all {_ms(naive_pass_s)}; floor read-all {_ms(read_s)}",
                 f"{reindex_s / read_s:.1f}x floor",
@@ -243,6 +247,7 @@ def run(n: int = 10_000, workdir: Path | None = None, n_queries: int = 300, budg
             ]
         )
         notes_out.append(
+            f"cold reindexes took {', '.join(_ms(t) for t, _ in cold)}; "
             f"reindex report: scanned {rep.scanned}, added {rep.added}, damaged {len(rep.damaged)}; "
             f"the first Memory.open of the unindexed vault took {_ms(open_s)}."
         )
