@@ -70,6 +70,7 @@ _CJK_CHARS = (
 # the rare unassigned code point inside a CJK block is split out afterwards.
 _RUN_RE = re.compile(rf"([{_CJK_CHARS}]+)|([^\W_{_CJK_CHARS}]+)")
 _NOT_ALNUM_RE = re.compile(r"[\W_]+")
+_ASCII_WORD_RE = re.compile(r"[^\W_]+", re.ASCII)  # _RUN_RE's words, in a text that is all ASCII
 # The same blocks as (first, last) code points, for testing one character without compiling a
 # third regex over them (each such class costs ~7 ms at every start of the command line).
 _CJK_RANGES = sorted((ord(_CJK_CHARS[i]), ord(_CJK_CHARS[i + 2])) for i in range(0, len(_CJK_CHARS), 3))
@@ -316,9 +317,13 @@ def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
         each character, the last character standing alone. Every token satisfies
         ``token.isalnum()``.
     """
+    text = text if folded else fold(text)
+    if text.isascii():  # no CJK run to pair up: the words alone, in one pass (isascii() is O(1))
+        words = _ASCII_WORD_RE.findall(text)
+        return [_stem(w) for w in words] if stem else words
     out: list[str] = []
     # _runs() inlined, and map() for the per-character work: this is the indexing hot path.
-    for cjk, word in _RUN_RE.findall(text if folded else fold(text)):
+    for cjk, word in _RUN_RE.findall(text):
         if word:
             out.append(_stem(word) if stem else word)
             continue
