@@ -179,11 +179,10 @@ def test_every_cjk_character_starts_exactly_one_token(run):
 
 
 @given(st.text(st.characters(min_codepoint=0, max_codepoint=0x7F), max_size=80), st.booleans())
-@example("snake_case_name gpt-4o don't C++ v2.0.1 __init__ e.g. Wi-Fi\tTAB", True)
+@example("Deployments were running_slowly: gpt-4o don't C++ v2.0.1 __init__ e.g. Wi-Fi\tTAB", True)
 def test_an_ascii_text_splits_as_it_would_beside_chinese(text, use_stem):
     # All-ASCII text takes a shorter path; a Chinese word after it sends it down the general one.
     assert tokens(text + " 中", stem=use_stem) == [*tokens(text, stem=use_stem), "中"]
-    assert tokens(text, stem=use_stem) == tokens(text.lower(), stem=use_stem)
 
 
 @given(st.text(st.characters(min_codepoint=0, max_codepoint=0x7F), max_size=80))
