@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,7 +13,7 @@ import apsw
 import pytest
 from typer.testing import CliRunner
 
-from cairn import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, Memory, NotFound, ScopeDenied
+from cairn import AlreadyExists, Busy, DamagedNote, EditMismatch, InvalidInput, Memory, NotFound, ScopeDenied
 from cairn.cli import app
 from cairn.markdown import parse
 
@@ -819,6 +820,62 @@ def test_list_gives_the_newest_first_from_the_index_not_by_sorting_every_note(
     sql, bindings = recording.last
     plan = " | ".join(row[3] for row in recording.db.execute(f"EXPLAIN QUERY PLAN {sql}", bindings))
     assert "notes_modified" in plan and "TEMP B-TREE FOR ORDER BY" not in plan, plan
+
+
+def test_opening_waits_while_another_process_holds_the_index(vault: Path, isolated_home: Path) -> None:
+    # Another process opening the index, or closing it with a checkpoint, holds it for a moment;
+    # opening must wait for that lock as every later statement does, not fail on its first one.
+    with Memory.open(vault, home=isolated_home) as mem:
+        mem.write("Lock holder", observations=["[fact] the index was busy 索引忙"])
+        index_path = mem.index_path
+    holder = apsw.Connection(str(index_path))
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE meta SET value = value")
+    released = threading.Event()
+
+    def release() -> None:
+        time.sleep(0.3)
+        holder.execute("COMMIT")
+        holder.close()
+        released.set()
+
+    threading.Thread(target=release).start()
+    with Memory.open(vault, home=isolated_home) as mem:
+        assert released.is_set()  # it did have to wait
+        assert [h.title for h in mem.search("索引忙")] == ["Lock holder"]
+
+
+def test_an_index_held_past_the_wait_is_a_clear_error_and_loses_no_write(
+    vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn import index
+
+    monkeypatch.setattr(index, "BUSY_TIMEOUT_MS", 200)
+    with Memory.open(vault, home=isolated_home) as mem:
+        first = vault / mem.write("Before the lock", observations=["[fact] written first"]).path
+        an_hour_ago = time.time() - 3600
+        os.utime(first, (an_hour_ago, an_hour_ago))  # past the window in which a file is checked again
+        mem.refresh()
+        holder = apsw.Connection(str(mem.index_path))
+        # Another process's write transaction: this one may still read, but not write, the index.
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute("UPDATE meta SET value = value")
+        note = mem.write("While it was held", observations=["[fact] 锁住时写下 kept anyway"])
+        assert (vault / note.path).read_text(encoding="utf-8").count("锁住时写下") == 1
+        holder.execute("COMMIT")
+        assert [h.title for h in mem.search("锁住时写下")] == ["While it was held"]
+    # Held exclusively, even opening must wait, and then says why it gave up.
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE meta SET value = value")
+    with pytest.raises(Busy, match="in use by another process"):
+        Memory.open(vault, home=isolated_home)
+    result = CliRunner().invoke(app, ["--vault", str(vault), "--home", str(isolated_home), "search", "first"])
+    assert result.exit_code == Busy.exit_code
+    assert "error: the index is in use by another process" in result.output
+    assert "Traceback" not in result.output
+    holder.close()
 
 
 def test_one_memory_serves_many_threads_at_once(memory: Memory) -> None:

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import (
     AlreadyExists,
+    Busy,
     CairnError,
     Conflict,
     DamagedNote,
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExists",
+    "Busy",
     "CairnError",
     "Conflict",
     "Context",

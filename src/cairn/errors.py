@@ -9,6 +9,7 @@
     +-- ScopeDenied            the caller may not touch that scope
     +-- SecretRefused          the content holds a credential or an unmarked ID number
     +-- Conflict               the file changed under us; nothing was written
+    +-- Busy                   another process held the index for longer than Cairn waits
 
 Faces catch ``CairnError`` only, print ``message`` and exit with ``exit_code``.
 Library errors are translated at the edge with ``raise CairnError(...) from exc``.
@@ -66,3 +67,8 @@ class SecretRefused(CairnError):
 class Conflict(CairnError):
     code = "conflict"
     exit_code = 9
+
+
+class Busy(CairnError):
+    code = "busy"
+    exit_code = 10

@@ -39,6 +39,7 @@ SCHEMA_VERSION = f"29/stem={tokenize.STEMMER}/fold={tokenize.FOLDING}/{dates.VER
 # that no version has touched for this long is removed: nothing that still runs uses it.
 STALE_INDEX_SECONDS = 30 * 86400
 WAL_SIZE_LIMIT = 1 << 20  # bytes
+BUSY_TIMEOUT_MS = 10_000  # how long a statement waits for another process's lock
 FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
 # Sensitive observations live in their own column, searched only when sensitive notes are asked for.
 _PUBLIC_COLUMNS = "{title permalink tags body}"
@@ -336,6 +337,16 @@ _OPEN_FLAGS = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE
 # What SQLite raises when the index file is not, or is no longer, a sound database: a disk or a
 # copy damaged it. (A locked or unreadable file raises other errors: those are real problems.)
 DAMAGED = (apsw.NotADBError, apsw.CorruptError)
+BUSY = apsw.BusyError  # still locked by another process after BUSY_TIMEOUT_MS
+
+
+def _open(path: Path) -> apsw.Connection:
+    """A connection that waits for another process's lock, from its first statement on: setting
+    WAL mode reads the file too, and failed at once while another process held it (one opening
+    the index, or closing it with a checkpoint)."""
+    db = apsw.Connection(str(path), flags=_OPEN_FLAGS)
+    db.set_busy_timeout(BUSY_TIMEOUT_MS)
+    return db
 
 
 def index_file(folder: Path, vault_id: str) -> Path:
@@ -397,10 +408,9 @@ class Index:
 
     def _connect(self) -> apsw.Connection:
         # Autocommit, like every APSW connection: transactions are begun explicitly (``transaction``).
-        db = apsw.Connection(str(self.path), flags=_OPEN_FLAGS)
+        db = _open(self.path)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA busy_timeout=10000")
         db.execute("PRAGMA temp_store=MEMORY")
         # Without a limit the write-ahead log keeps the size of the largest write it ever held
         # (8 MB at 10k notes after a few thousand edits); with one, it is cut back each time a
@@ -742,8 +752,7 @@ class Index:
             return self.db.execute(f"{sql} ORDER BY score LIMIT ?", (match, count)).fetchall()
         middle = (low + high) // 2 + 1
         if self._second is None:
-            self._second = apsw.Connection(str(self.path), flags=_OPEN_FLAGS)
-            self._second.execute("PRAGMA busy_timeout=10000")
+            self._second = _open(self.path)
         upper: list[tuple[int, float]] = []
         failed: list[BaseException] = []  # raised here, in the caller's thread
 

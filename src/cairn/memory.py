@@ -23,7 +23,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from . import index, lifecycle, ranking, records, tokenize
-from .errors import AlreadyExists, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
+from .errors import AlreadyExists, Busy, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
+from .index import BUSY as BUSY_INDEX
 from .index import DAMAGED as DAMAGED_INDEX
 from .index import Filters, Index, NoteKey, Row, Seen, TermStats, prefix_terms, search_terms
 from .models import (
@@ -111,6 +112,19 @@ except ImportError:  # pragma: no cover - Windows: writes are serialised within 
     fcntl = None  # type: ignore[assignment]
 
 
+@contextlib.contextmanager
+def _busy_is_an_error() -> Iterator[None]:
+    """Say so when another process keeps the index locked past the wait: a person can run the
+    command again once, say, that process's reindex is done."""
+    try:
+        yield
+    except BUSY_INDEX as exc:
+        raise Busy(
+            f"the index is in use by another process (waited {index.BUSY_TIMEOUT_MS / 1000:.0f} s): "
+            "try again when it is done"
+        ) from exc
+
+
 def _mends_index(method: Callable[Concatenate[Memory, _P], _T]) -> Callable[Concatenate[Memory, _P], _T]:
     """Run ``method`` again on a new index if SQLite finds the index file damaged: it is only a
     cache, rebuilt from the files by the next scan. Safe for the methods that write a file too:
@@ -119,12 +133,13 @@ def _mends_index(method: Callable[Concatenate[Memory, _P], _T]) -> Callable[Conc
 
     @functools.wraps(method)
     def mended(self: Memory, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        try:
-            return method(self, *args, **kwargs)
-        except DAMAGED_INDEX:
-            with self._lock:
-                self._replace_index()
-            return method(self, *args, **kwargs)
+        with _busy_is_an_error():
+            try:
+                return method(self, *args, **kwargs)
+            except DAMAGED_INDEX:
+                with self._lock:
+                    self._replace_index()
+                return method(self, *args, **kwargs)
 
     return mended
 
@@ -157,14 +172,16 @@ class Memory:
         self.index_path = index.index_file(home / "index", vault_id)
         self._lock_path = home / "locks" / f"{vault_id}.lock"
         self._lock = threading.RLock()
-        self._index = Index(self.index_path)
+        with _busy_is_an_error():
+            self._index = Index(self.index_path)
         with contextlib.suppress(OSError):  # only a cache: never a reason to fail
             index.remove_stale_versions(self.index_path.parent, vault_id)
         # What the index holds of each file: (size, mtime) to spot a change. The hash that confirms
         # one is read for the changed files only: held for every file, it cost 37 ms and 16 MB at
         # 100k notes in every command.
         try:
-            self._stamps = self._index.file_stamps()
+            with _busy_is_an_error():
+                self._stamps = self._index.file_stamps()
         except DAMAGED_INDEX:
             self._replace_index()
         if watch:
@@ -1213,13 +1230,16 @@ class Memory:
 
     def _index_written(self, change: Callable[[], None]) -> bool:
         """Apply ``change`` to the index for a file just written. A damaged index is replaced
-        instead (False): the file is written, and the next scan indexes it with every other."""
+        instead (False): the file is written, and the next scan indexes it with every other. So
+        too when another process keeps the index locked: the write is done, not to be retried."""
         try:
             with self._index.transaction():
                 change()
             return True
         except DAMAGED_INDEX:
             self._replace_index()
+            return False
+        except BUSY_INDEX:
             return False
 
     def _stamp(self, text: str) -> str:
