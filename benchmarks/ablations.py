@@ -92,6 +92,10 @@ def ablations() -> tuple[Ablation, ...]:
         ),
         Ablation("lines: no weight for a category naming a query word", ((ranking, "LABEL_SHARE", 0.0),)),
         Ablation("lines: no coordination (plain BM25 per line)", ((ranking, "COORDINATION", 0.0),)),
+        Ablation(
+            "lines: coordination over the line alone, not with the lines beside it",
+            ((ranking, "COORDINATION_REACH", 0),),
+        ),
         Ablation("lines: vault-wide IDF only", ((ranking, "LINE_IDF_SHARE", 0.0),)),
         Ablation("lines: BM25's usual k1 1.2 / b 0.75", ((ranking, "K1", 1.2), (ranking, "B", 0.75))),
         *(

@@ -608,9 +608,32 @@ def test_two_openings_of_one_vault_give_the_same_answer(memory: Memory, isolated
 
 def test_a_line_holding_more_of_the_query_outranks_one_repeating_a_word() -> None:
     query = ranking.Query(("red", "kite"), {"red": 2.0, "kite": 1.0}, frozenset({"red", "kite"}))
-    lines = ["red red red", "a red kite flew over the long green hill near the old mill at dawn", "blue sky"]
-    repeated, both, none = ranking.line_bm25(lines, query)
+    # Apart, so that neither line's neighbours hold a query word (see the next test).
+    lines = [
+        "red red red",
+        "blue sky",
+        "grey clouds",
+        "a red kite flew over the long green hill near the old mill",
+    ]
+    repeated, none, _, both = ranking.line_bm25(lines, query)
     assert both > repeated > none == 0.0  # plain BM25 would put the repeated word first
+
+
+def test_a_line_counts_what_the_lines_beside_it_hold_of_the_query() -> None:
+    # The same words twice: once right after a line naming the other query word, once among
+    # lines that name nothing asked. Read with its neighbour, as a snippet shows it, the first
+    # holds the whole query.
+    query = ranking.Query(("red", "kite"), {"red": 2.0, "kite": 1.0}, frozenset({"red", "kite"}))
+    lines = [
+        "what did you see that was red?",
+        "a kite over the hill",
+        "blue sky",
+        "grey clouds",
+        "a kite over the hill",
+    ]
+    scores = ranking.line_bm25(lines, query)
+    assert scores[1] > scores[4] > 0.0
+    assert scores[2] == scores[3] == 0.0  # a neighbour's words lift a line's score, never make one
 
 
 def test_a_word_on_every_line_of_a_note_weighs_less_among_its_lines(memory: Memory) -> None:
