@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -649,13 +651,13 @@ def test_two_schema_versions_keep_their_own_index_files(
     from cairn import index
 
     resets: list[str] = []
-    real_reset = index.Index.reset
+    real_rebuild = index.Index._rebuild
 
-    def counting_reset(self: index.Index) -> None:
+    def counting_rebuild(self: index.Index) -> None:
         resets.append(self.path.name)
-        real_reset(self)
+        real_rebuild(self)
 
-    monkeypatch.setattr(index.Index, "reset", counting_reset)
+    monkeypatch.setattr(index.Index, "_rebuild", counting_rebuild)
     current = index.SCHEMA_VERSION
     with Memory.open(vault, home=isolated_home, watch=False) as new:
         new.write("共享笔记", observations=["[k] 两个版本都能找到"])
@@ -844,6 +846,65 @@ def test_opening_waits_while_another_process_holds_the_index(vault: Path, isolat
     with Memory.open(vault, home=isolated_home) as mem:
         assert released.is_set()  # it did have to wait
         assert [h.title for h in mem.search("索引忙")] == ["Lock holder"]
+
+
+_OPEN_AT_ONCE = """
+import sys, time
+from pathlib import Path
+from cairn import Memory
+vault, homes, start = Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3])
+for round in range(int(sys.argv[4])):
+    at = start + 0.2 * round
+    time.sleep(max(0.0, at - time.time() - 0.05))
+    while time.time() < at:  # the last moments spun, not slept: sleeping wakes late and unevenly
+        pass
+    with Memory.open(vault, home=homes / str(round)) as mem:
+        print(len(mem.search("needle 针", limit=50)))
+"""
+
+
+def test_processes_opening_a_new_index_at_once_all_open_it(vault: Path, isolated_home: Path) -> None:
+    # Each makes the new index file its own way at the same moment: SQLite answers one switch to
+    # WAL mode "busy" without waiting, and a schema made by one must not be wiped by another.
+    # Ten new indexes in turn, as a collision is a matter of a millisecond.
+    with Memory.open(vault, home=isolated_home / "first") as mem:
+        for i in range(40):
+            mem.write(f"Note {i}", observations=[f"[fact] needle {i} 针"])
+    rounds, start = 10, time.time() + 1.5  # past every interpreter's start-up
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPEN_AT_ONCE, str(vault), str(isolated_home), str(start), str(rounds)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    results = [run.communicate(timeout=60) for run in runs]
+    assert [(out.split(), err) for out, err in results] == [(["40"] * rounds, "")] * 2
+
+
+def test_a_schema_made_by_another_process_meanwhile_is_kept(
+    vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn import index
+
+    with Memory.open(vault, home=isolated_home) as mem:
+        mem.write("Indexed by the first", observations=["[fact] 第一个进程写的"])
+        path = mem.index_path
+    looks: list[str | None] = []
+    real_look = index.Index._schema
+
+    def first_look_too_early(self: index.Index) -> str | None:
+        # This process looked before the other made the schema; every later look is real.
+        looks.append(None if not looks else real_look(self))
+        return looks[-1]
+
+    monkeypatch.setattr(index.Index, "_schema", first_look_too_early)
+    second = index.Index(path)
+    assert len(looks) == 2  # it looked again under the lock
+    assert second.count(("user",)) == 1
+    second.close()
 
 
 def test_an_index_held_past_the_wait_is_a_clear_error_and_loses_no_write(

@@ -349,6 +349,21 @@ def _open(path: Path) -> apsw.Connection:
     return db
 
 
+def _set_wal(db: apsw.Connection) -> None:
+    """Put the file in WAL mode. Two processes opening a new file at once both switch it; SQLite
+    then answers one of them "busy" at once, without waiting (it could deadlock), and the other is
+    done a moment later, so the switch is tried again until the wait runs out."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except apsw.BusyError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+
+
 def index_file(folder: Path, vault_id: str) -> Path:
     """Where this version keeps the index of the vault ``vault_id``: one file per schema version."""
     version = hashlib.sha256(SCHEMA_VERSION.encode()).hexdigest()[:8]
@@ -409,7 +424,7 @@ class Index:
     def _connect(self) -> apsw.Connection:
         # Autocommit, like every APSW connection: transactions are begun explicitly (``transaction``).
         db = _open(self.path)
-        db.execute("PRAGMA journal_mode=WAL")
+        _set_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA temp_store=MEMORY")
         # Without a limit the write-ahead log keeps the size of the largest write it ever held
@@ -422,27 +437,39 @@ class Index:
 
     def _ensure_schema(self) -> None:
         """Create the schema, or rebuild it when it was made by another version."""
+        if self._schema() == SCHEMA_VERSION:
+            return
+        with self.transaction():
+            # Looked at again under the write lock: another process opening the same new file
+            # may have made the schema, and indexed notes in it, since the first look.
+            if self._schema() != SCHEMA_VERSION:
+                self._rebuild()
+
+    def _schema(self) -> str | None:
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         except apsw.SQLError:
-            row = None  # no meta table: a new file, or one this program never wrote
-        if not (row and row[0] == SCHEMA_VERSION):
-            self.reset()
+            return None  # no meta table: a new file, or one this program never wrote
+        return row[0] if row else None
 
     def reset(self) -> None:
         """Drop everything and create an empty schema, in the same file and one transaction, so
         that another process with the file open sees the rebuilt index, not a deleted one."""
         with self.transaction():
-            virtual = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
-            for (name,) in self.db.execute(virtual).fetchall():
-                self.db.execute(f'DROP TABLE IF EXISTS "{name}"')  # takes its shadow tables with it
-            plain = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-            for (name,) in self.db.execute(plain).fetchall():
-                self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self.db.execute(statement)
-            self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        """Drop every table and create the schema (inside the caller's transaction)."""
+        virtual = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
+        for (name,) in self.db.execute(virtual).fetchall():
+            self.db.execute(f'DROP TABLE IF EXISTS "{name}"')  # takes its shadow tables with it
+        plain = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        for (name,) in self.db.execute(plain).fetchall():
+            self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                self.db.execute(statement)
+        self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
     def close(self) -> None:
         self.db.close()

@@ -119,10 +119,7 @@ def _busy_is_an_error() -> Iterator[None]:
     try:
         yield
     except BUSY_INDEX as exc:
-        raise Busy(
-            f"the index is in use by another process (waited {index.BUSY_TIMEOUT_MS / 1000:.0f} s): "
-            "try again when it is done"
-        ) from exc
+        raise Busy("the index is in use by another process: try again when it is done") from exc
 
 
 def _mends_index(method: Callable[Concatenate[Memory, _P], _T]) -> Callable[Concatenate[Memory, _P], _T]:
