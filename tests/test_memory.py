@@ -939,6 +939,29 @@ def test_an_index_held_past_the_wait_is_a_clear_error_and_loses_no_write(
     holder.close()
 
 
+def test_a_reindex_leaves_other_readers_the_index_as_it_was(vault: Path, isolated_home: Path) -> None:
+    with Memory.open(vault, home=isolated_home) as mem:
+        for i in range(30):
+            path = vault / mem.write(f"Kept {i}", observations=[f"[fact] 重建时 still found {i}"]).path
+            an_hour_ago = time.time() - 3600
+            os.utime(path, (an_hour_ago, an_hour_ago))  # past the window in which a file is checked again
+        mem.refresh()  # so that the reader below finds nothing to catch up on, and only reads
+    seen_midway: list[int] = []
+    with (
+        Memory.open(vault, home=isolated_home) as rebuilding,
+        Memory.open(vault, home=isolated_home) as reader,
+    ):
+
+        def midway(done: int, total: int) -> None:
+            if done == total // 2:
+                seen_midway.append(len(reader.search("重建时", limit=50)))
+
+        report = rebuilding.reindex(progress=midway)
+        assert report.added == 30
+        assert seen_midway == [30]  # not an empty index while the new one is built
+        assert len(reader.search("重建时", limit=50)) == 30
+
+
 def test_one_memory_serves_many_threads_at_once(memory: Memory) -> None:
     # The index's connections are opened without SQLite's own mutex: the Memory's lock alone keeps
     # two threads out of one connection, so a call that skipped it would show up here.

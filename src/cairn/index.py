@@ -501,8 +501,16 @@ class Index:
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return True
 
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        """One write transaction; inside another, part of it (the outer one commits or rolls back)."""
+        if self.db.in_transaction:
+            yield
+            return
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield

@@ -1028,9 +1028,17 @@ class Memory:
         """Drop the index and rebuild it from the files (and give back the space an index that
         had grown larger no longer needs)."""
         with self._lock:
-            self._index.reset()
-            self._stamps = {}
-            report = self._sync(progress, full=True)
+            # The drop and the rebuild in one transaction: until it commits, every other process
+            # reads the index as it was, not an empty one.
+            try:
+                with self._index.transaction():
+                    self._index.reset()
+                    self._stamps = {}
+                    report = self._sync(progress, full=True)
+            except BaseException:
+                self._stamps = self._index.file_stamps()  # the index as it was, rolled back
+                raise
+            self._index.checkpoint()
             self._index.compact()
             return report
 
@@ -1166,7 +1174,7 @@ class Memory:
             for path in removed:
                 batch.remove(path)
                 self._stamps.pop(path, None)
-        if added + updated + len(removed) >= CHECKPOINT_AFTER:
+        if added + updated + len(removed) >= CHECKPOINT_AFTER and not self._index.in_transaction:
             self._index.checkpoint()
         damaged = tuple(Damaged(p, e) for p, e in self._index.damaged(self.allow_scopes))
         return RefreshReport(len(seen), added, updated, len(removed), unchanged, damaged, skipped)
