@@ -341,9 +341,9 @@ BUSY = apsw.BusyError  # still locked by another process after BUSY_TIMEOUT_MS
 
 
 def _open(path: Path) -> apsw.Connection:
-    """A connection that waits for another process's lock, from its first statement on: setting
-    WAL mode reads the file too, and failed at once while another process held it (one opening
-    the index, or closing it with a checkpoint)."""
+    """A connection that waits for another process's lock from its first statement on, setting
+    WAL mode included: it reads the file too, and failed at once while another process held it
+    (opening the index, or closing it with a checkpoint)."""
     db = apsw.Connection(str(path), flags=_OPEN_FLAGS)
     db.set_busy_timeout(BUSY_TIMEOUT_MS)
     return db
