@@ -27,6 +27,24 @@ COURSE = dict(
 )
 
 
+def settle(mem: Memory, paths: list[Path]) -> None:
+    """Date the files back out of the window in which a fresh mtime is checked again, and index
+    that: the next calls then find nothing to catch up on, and only read the index."""
+    an_hour_ago = time.time() - 3600
+    for path in paths:
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    mem.refresh()
+
+
+def hold_exclusively(index_path: Path) -> apsw.Connection:
+    """Another process's connection holding the index so that no other may even read it."""
+    holder = apsw.Connection(str(index_path))
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE meta SET value = value")
+    return holder
+
+
 def bump_mtime(path: Path) -> None:
     """Make sure a hand edit is visible by mtime even on coarse-grained file systems."""
     st = path.stat()
@@ -830,10 +848,7 @@ def test_opening_waits_while_another_process_holds_the_index(vault: Path, isolat
     with Memory.open(vault, home=isolated_home) as mem:
         mem.write("Lock holder", observations=["[fact] the index was busy 索引忙"])
         index_path = mem.index_path
-    holder = apsw.Connection(str(index_path))
-    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
-    holder.execute("BEGIN EXCLUSIVE")
-    holder.execute("UPDATE meta SET value = value")
+    holder = hold_exclusively(index_path)
     released = threading.Event()
 
     def release() -> None:
@@ -914,11 +929,9 @@ def test_an_index_held_past_the_wait_is_a_clear_error_and_loses_no_write(
 
     monkeypatch.setattr(index, "BUSY_TIMEOUT_MS", 200)
     with Memory.open(vault, home=isolated_home) as mem:
-        first = vault / mem.write("Before the lock", observations=["[fact] written first"]).path
-        an_hour_ago = time.time() - 3600
-        os.utime(first, (an_hour_ago, an_hour_ago))  # past the window in which a file is checked again
-        mem.refresh()
-        holder = apsw.Connection(str(mem.index_path))
+        settle(mem, [vault / mem.write("Before the lock", observations=["[fact] written first"]).path])
+        index_path = mem.index_path
+        holder = apsw.Connection(str(index_path))
         # Another process's write transaction: this one may still read, but not write, the index.
         holder.execute("BEGIN IMMEDIATE")
         holder.execute("UPDATE meta SET value = value")
@@ -926,10 +939,9 @@ def test_an_index_held_past_the_wait_is_a_clear_error_and_loses_no_write(
         assert (vault / note.path).read_text(encoding="utf-8").count("锁住时写下") == 1
         holder.execute("COMMIT")
         assert [h.title for h in mem.search("锁住时写下")] == ["While it was held"]
+    holder.close()
     # Held exclusively, even opening must wait, and then says why it gave up.
-    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
-    holder.execute("BEGIN EXCLUSIVE")
-    holder.execute("UPDATE meta SET value = value")
+    holder = hold_exclusively(index_path)
     with pytest.raises(Busy, match="in use by another process"):
         Memory.open(vault, home=isolated_home)
     result = CliRunner().invoke(app, ["--vault", str(vault), "--home", str(isolated_home), "search", "first"])
@@ -941,11 +953,8 @@ def test_an_index_held_past_the_wait_is_a_clear_error_and_loses_no_write(
 
 def test_a_reindex_leaves_other_readers_the_index_as_it_was(vault: Path, isolated_home: Path) -> None:
     with Memory.open(vault, home=isolated_home) as mem:
-        for i in range(30):
-            path = vault / mem.write(f"Kept {i}", observations=[f"[fact] 重建时 still found {i}"]).path
-            an_hour_ago = time.time() - 3600
-            os.utime(path, (an_hour_ago, an_hour_ago))  # past the window in which a file is checked again
-        mem.refresh()  # so that the reader below finds nothing to catch up on, and only reads
+        written = [mem.write(f"Kept {i}", observations=[f"[fact] 重建时 still found {i}"]) for i in range(30)]
+        settle(mem, [vault / note.path for note in written])  # the reader below only reads
     seen_midway: list[int] = []
     with (
         Memory.open(vault, home=isolated_home) as rebuilding,

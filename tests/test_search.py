@@ -606,8 +606,10 @@ def test_two_openings_of_one_vault_give_the_same_answer(memory: Memory, isolated
         assert [h.to_dict() for h in other.search("shared alpha", limit=20)] == first
 
 
+RED_KITE = ranking.Query(("red", "kite"), {"red": 2.0, "kite": 1.0}, frozenset({"red", "kite"}))
+
+
 def test_a_line_holding_more_of_the_query_outranks_one_repeating_a_word() -> None:
-    query = ranking.Query(("red", "kite"), {"red": 2.0, "kite": 1.0}, frozenset({"red", "kite"}))
     # Apart, so that neither line's neighbours hold a query word (see the next test).
     lines = [
         "red red red",
@@ -615,7 +617,7 @@ def test_a_line_holding_more_of_the_query_outranks_one_repeating_a_word() -> Non
         "grey clouds",
         "a red kite flew over the long green hill near the old mill",
     ]
-    repeated, none, _, both = ranking.line_bm25(lines, query)
+    repeated, none, _, both = ranking.line_bm25(lines, RED_KITE)
     assert both > repeated > none == 0.0  # plain BM25 would put the repeated word first
 
 
@@ -623,7 +625,6 @@ def test_a_line_counts_what_the_lines_beside_it_hold_of_the_query() -> None:
     # The same words twice: once right after a line naming the other query word, once among
     # lines that name nothing asked. Read with its neighbour, as a snippet shows it, the first
     # holds the whole query.
-    query = ranking.Query(("red", "kite"), {"red": 2.0, "kite": 1.0}, frozenset({"red", "kite"}))
     lines = [
         "what did you see that was red?",
         "a kite over the hill",
@@ -631,7 +632,7 @@ def test_a_line_counts_what_the_lines_beside_it_hold_of_the_query() -> None:
         "grey clouds",
         "a kite over the hill",
     ]
-    scores = ranking.line_bm25(lines, query)
+    scores = ranking.line_bm25(lines, RED_KITE)
     assert scores[1] > scores[4] > 0.0
     assert scores[2] == scores[3] == 0.0  # a neighbour's words lift a line's score, never make one
 

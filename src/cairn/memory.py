@@ -171,16 +171,15 @@ class Memory:
         self._lock = threading.RLock()
         with _busy_is_an_error():
             self._index = Index(self.index_path)
+            # What the index holds of each file: (size, mtime) to spot a change. The hash that
+            # confirms one is read for the changed files only: held for every file, it cost 37 ms
+            # and 16 MB at 100k notes in every command.
+            try:
+                self._stamps = self._index.file_stamps()
+            except DAMAGED_INDEX:
+                self._replace_index()
         with contextlib.suppress(OSError):  # only a cache: never a reason to fail
             index.remove_stale_versions(self.index_path.parent, vault_id)
-        # What the index holds of each file: (size, mtime) to spot a change. The hash that confirms
-        # one is read for the changed files only: held for every file, it cost 37 ms and 16 MB at
-        # 100k notes in every command.
-        try:
-            with _busy_is_an_error():
-                self._stamps = self._index.file_stamps()
-        except DAMAGED_INDEX:
-            self._replace_index()
         if watch:
             # imported here: only `cairn serve` watches; ctypes and friends cost ~20 ms per command
             from .watch import Watcher
