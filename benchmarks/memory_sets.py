@@ -131,6 +131,19 @@ SETS = {
         DATA / "en_validation5.json",
         ENGLISH,
     ),
+    # A sixth pair (a physics teacher in Xi'an, a bridge engineer in Cardiff), written the same way
+    # after the coordination over neighbouring lines and changed by nothing since: what the code
+    # does on notes and questions it has not seen.
+    "zh-check7": MemorySet(
+        "Chinese validation set 7 (written apart from the code and the other sets; nothing built after it)",
+        DATA / "zh_validation7.json",
+        CHINESE,
+    ),
+    "en-check6": MemorySet(
+        "English validation set 6 (written apart from the code and the other sets; nothing built after it)",
+        DATA / "en_validation6.json",
+        ENGLISH,
+    ),
 }
 K = 5
 LIMIT = 10
