@@ -839,6 +839,15 @@ def test_a_chinese_short_form_finds_the_name_a_title_or_tag_writes_out(filled: M
     assert filled.search("工行", limit=1) == []
 
 
+def test_a_long_chinese_short_form_finds_the_name_it_shortens(filled: Memory) -> None:
+    school = filled.write("西北工业大学附属中学 招生", observations=["[date] 6 月 20 日开放日"])
+    filled.write("工业园区通勤", observations=["[route] 地铁 2 号线，大学城站换乘"])
+    # Five characters, none of whose pairs a note holds: one word, not words meeting.
+    assert best(filled, "西工大附中") == (school.title, 1.0)
+    assert filled.search("西工大附中开放日", limit=1)[0].permalink == school.permalink
+    assert filled.search("北师大二附中") == []  # a name no title writes out
+
+
 def test_an_acronym_of_a_name_on_a_sensitive_line_stays_private(memory: Memory) -> None:
     memory.write(
         "Checkups", observations=["[clinic] yearly at the Royal Marsden Hospital #sensitive", "[note] in May"]

@@ -23,6 +23,7 @@ from cairn.tokenize import (
     seams,
     stem,
     tokens,
+    unknown_stretches,
 )
 
 
@@ -568,3 +569,18 @@ def test_a_word_of_letters_or_digits_alone_does_not_split(word):
 )
 def test_a_chinese_short_form_finds_the_names_it_may_stand_for(short, names, expected):
     assert long_forms(short, names) == expected
+
+
+@pytest.mark.parametrize(
+    ("run", "held", "expected"),
+    [
+        ("西工大附中", set(), ["西工", "工大", "大附", "附中"]),  # no pair known: a word of its own
+        ("西工大附中的学费", {"学费", "中的"}, ["西工", "工大", "大附", "附中"]),
+        ("陕师大毕业", {"毕业"}, ["陕师", "师大", "大毕"]),
+        ("高铁喜欢坐", {"高铁", "喜欢"}, []),  # 铁喜, 欢坐: words meeting, one pair each
+        ("我想去北大", {"我想", "想去"}, []),  # two pairs in a row are not enough
+    ],
+)
+def test_a_stretch_of_pairs_no_note_holds_is_an_unknown_word(run, held, expected):
+    (pairs,) = cjk_pairs(run)
+    assert unknown_stretches(pairs, [p in held for p in pairs], 3) == expected

@@ -73,8 +73,11 @@ MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
 RELATED_PER_HIT = 10
-SHORT_FORMS = 3  # Chinese pairs of one query looked up as short forms of names (_long_forms)
-SHORT_FORM_RUN = 4  # ... each typed in a word of at most this many characters
+SHORT_FORMS = (
+    4  # Chinese pairs of one query looked up as short forms of names (_long_forms): 西工大附中 has four
+)
+SHORT_FORM_RUN = 4  # ... each typed in a word of at most this many characters,
+UNKNOWN_WORD_PAIRS = 3  # ... or among at least this many pairs in a row that no note holds
 LONG_FORMS = 3  # names one short form may stand for; more, and it stands for none of them
 MAX_QUERY_TERMS = 64  # a longer query (a pasted page) searches for its rarest terms the vault holds
 SNIPPET_LINE_CHARS = 320  # a pasted log or minified blob is one line: a hit shows this much of each
@@ -748,8 +751,17 @@ class Memory:
 
         Only a pair typed (``typed``: the query's pairs, run by run) in a word of up to
         ``SHORT_FORM_RUN`` characters: in a sentence, a pair no note holds is mostly two words
-        meeting (``每个月``: ``每个``, not ``每月第二个``)."""
-        in_words = {pair for pairs in typed if len(pairs) < SHORT_FORM_RUN for pair in pairs}
+        meeting (``每个月``: ``每个``, not ``每月第二个``). Or one of a longer run's
+        ``UNKNOWN_WORD_PAIRS`` or more pairs in a row that no note holds: words the vault knows
+        break such a stretch at every pair they hold, so it is a word the vault does not know,
+        most often the short form of a long name (``西工大附中``: ``西北工业大学附属中学``)."""
+        in_words: set[str] = set()
+        for pairs in typed:
+            if len(pairs) < SHORT_FORM_RUN:
+                in_words.update(pairs)
+            else:
+                held = [stats.docs.get(pair, 0) > 0 for pair in pairs]
+                in_words.update(tokenize.unknown_stretches(pairs, held, UNKNOWN_WORD_PAIRS))
         unheld = [t for t in terms if t in in_words and not stats.docs.get(t)]
         written: dict[str, list[str]] = {}
         for pair in unheld[:SHORT_FORMS]:

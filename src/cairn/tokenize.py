@@ -29,7 +29,7 @@ import itertools
 import operator
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import lru_cache
 
 import opencc
@@ -291,6 +291,19 @@ def query_abbreviations(text: str) -> dict[str, str]:
             if pair not in own:
                 made.setdefault(pair, run)
     return made
+
+
+def unknown_stretches(pairs: Sequence[str], held: Sequence[bool], at_least: int) -> list[str]:
+    """The ``pairs`` of a run (``cjk_pairs``) that lie in a stretch of ``at_least`` or more pairs
+    in a row not ``held`` by any note, in query order."""
+    found: list[str] = []
+    start = 0
+    for end in range(len(pairs) + 1):
+        if end == len(pairs) or held[end]:
+            if end - start >= at_least:
+                found += pairs[start:end]
+            start = end + 1
+    return found
 
 
 def long_forms(short: str, names: Iterable[str]) -> list[str]:
