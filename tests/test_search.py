@@ -777,6 +777,12 @@ def test_an_acronym_finds_the_name_written_out_and_the_name_finds_the_acronym(fi
         "- [account] run by the Student Loans Company",
     )
 
+    # "of the" inside a name: the acronym leaves both out, as people write it.
+    power = filled.write(
+        "LPA for Mum", observations=["[registered] with the Office of the Public Guardian in March"]
+    )
+    assert best(filled, "OPG") == (power.title, 1.0)
+
     hits = filled.search("indefinite leave to remain")
     assert hits[0].permalink == visa.permalink
     assert hits[0].coverage == 1.0  # the acronym stands for every word of the query

@@ -317,6 +317,8 @@ def test_the_long_text_test_finds_every_traditional_character():
         ("Special Area of Conservation", ["sac", "saoc"]),
         ("Marine Ecology Progress Series, 2026", ["mep", "meps", "eps"]),
         ("Research & Development Unit", ["rdu"]),
+        ("Registered with the Office of the Public Guardian", ["opg", "ootpg"]),  # two in a row
+        ("Alpha Beta and of the Gamma Delta", []),  # three in a row end a name
         # Punctuation ends a name; two capitalised words give nothing (they start many sentences).
         ("Hey Caroline! Thanks, Mel.", []),
         ("Student Loans: Company", []),

@@ -124,6 +124,7 @@ ACRONYM_LETTERS = (3, 6)  # shorter ones are mostly noise (two capitals start ma
 _CONNECTORS = frozenset(
     {"of", "and", "for", "the", "on", "in", "to", "at", "de", "du", "la", "von", "van", "&"}
 )
+CONNECTORS_IN_A_ROW = 2  # "of the", "de la"
 _SEGMENT_RE = re.compile(r"[^\w\s&'’-]+|\s-+\s|\n")  # punctuation ends a run of capitalised words
 _CAPITALISED = r"[A-Z][\w'’-]*"
 # Three capitalised words in a row (connectors between them allowed): the least a text needs to
@@ -202,12 +203,17 @@ def acronyms(text: str, *, stem: bool = False) -> list[str]:
 
 def _names(segment: str) -> Iterator[list[tuple[str, bool]]]:
     """The runs of capitalised words in ``segment`` (no punctuation inside), each as its words'
-    (initial, is a connector); connectors only between capitalised words."""
+    (initial, is a connector); connectors only between capitalised words, up to
+    ``CONNECTORS_IN_A_ROW`` of them (``Office of the Public Guardian``)."""
     name: list[tuple[str, bool]] = []
     for word in segment.split():
         if word[:1].isascii() and word[:1].isupper():
             name.append((word[0].lower(), False))
-        elif word.lower() in _CONNECTORS and name and not name[-1][1]:
+        elif (
+            word.lower() in _CONNECTORS
+            and name
+            and not all(connector for _, connector in name[-CONNECTORS_IN_A_ROW:])
+        ):
             name.append((word[0].lower() if word.isalpha() else "", True))  # "&" has no letter to give
         else:
             yield _without_trailing_connectors(name)
