@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import feedback, locomo, memory_sets
 from .common import md_table
@@ -28,6 +29,27 @@ class Ablation:
 # Pseudo-relevance feedback as RM3 is usually run (10 documents, 10 words, an interpolation of
 # 0.5), and lighter: line hits are short, and the best few carry the question's topic.
 FEEDBACK = (feedback.Feedback(10, 10, 0.5), feedback.Feedback(3, 5, 0.3))
+
+
+NEIGHBOUR_SHARE = 0.3  # the share of its best neighbour's score that every line took before
+
+
+def _blend_with_neighbours(ranking: Any) -> Callable[..., list[float]]:
+    """``ranking.blend`` as it was: each line also took ``NEIGHBOUR_SHARE`` of its best
+    neighbour's own score, and the line after a question the larger of that and its answer share."""
+    blend = ranking.blend
+
+    def blended(lines: Sequence[str], line_scores: Sequence[float], note_share: float) -> list[float]:
+        with_answers = blend(lines, line_scores, 0.0)  # each line's own score and answer share
+        out = []
+        for i, (own, answered) in enumerate(zip(line_scores, with_answers, strict=True)):
+            before = line_scores[i - 1] if i else 0.0
+            after = line_scores[i + 1] if i + 1 < len(line_scores) else 0.0
+            neighbour = max(answered - own, NEIGHBOUR_SHARE * max(before, after))
+            out.append(own + neighbour + ranking.NOTE_SHARE * note_share)
+        return out
+
+    return blended
 
 
 def ablations() -> tuple[Ablation, ...]:
@@ -85,9 +107,8 @@ def ablations() -> tuple[Ablation, ...]:
             ((memory, "LINK_SHARE", 0.0),),
         ),
         Ablation("lines: no share of the note's score (session context)", ((ranking, "NOTE_SHARE", 0.0),)),
-        Ablation("lines: no share of the neighbouring line's score", ((ranking, "NEIGHBOUR_SHARE", 0.0),)),
         Ablation(
-            "lines: no answer share (the line after a question shares its score as any neighbour does)",
+            "lines: no answer share (the line after a question takes none of its score)",
             ((ranking, "ANSWER_SHARE", 0.0),),
         ),
         Ablation("lines: no weight for a category naming a query word", ((ranking, "LABEL_SHARE", 0.0),)),
@@ -98,6 +119,11 @@ def ablations() -> tuple[Ablation, ...]:
         ),
         Ablation("lines: vault-wide IDF only", ((ranking, "LINE_IDF_SHARE", 0.0),)),
         Ablation("lines: BM25's usual k1 1.2 / b 0.75", ((ranking, "K1", 1.2), (ranking, "B", 0.75))),
+        Ablation(
+            f"added, not shipped: every line takes {NEIGHBOUR_SHARE:g} of its best neighbour's score"
+            " (shipped until 2 December)",
+            ((ranking, "blend", _blend_with_neighbours(ranking)),),
+        ),
         *(
             Ablation(
                 f"added, not shipped: pseudo-relevance feedback ({f.docs} hits, {f.terms} words"

@@ -520,7 +520,7 @@ def test_a_line_whose_category_names_what_was_asked_leads(
                 "[Bob] Mostly chess with my brother",
             ],
             "board games weekends",
-            [2, 1, 3],  # no question: both neighbours share alike, and the earlier line leads
+            [2, 1, 3],  # no question: neither neighbour gains, and the earlier line leads
         ),
     ],
 )
@@ -536,10 +536,10 @@ def test_the_line_after_a_question_shares_its_score(
 def test_the_answer_share_goes_to_the_next_line_unless_it_is_a_heading() -> None:
     question = "- [Alice] Which games do you play?"
     assert ranking.blend([question, "- [Bob] chess"], [2.0, 0.0], 0.0)[1] == 2.0 * ranking.ANSWER_SHARE
-    heading = ranking.blend([question, "## Next week"], [2.0, 0.0], 0.0)[1]
-    assert heading == 2.0 * ranking.NEIGHBOUR_SHARE < 2.0 * ranking.ANSWER_SHARE
-    before = ranking.blend(["- [Bob] chess", question], [0.0, 2.0], 0.0)[0]
-    assert before == 2.0 * ranking.NEIGHBOUR_SHARE  # the line before a question is not its answer
+    assert ranking.blend([question, "## Next week"], [2.0, 0.0], 0.0)[1] == 0.0
+    assert ranking.blend(["- [Bob] chess", question], [0.0, 2.0], 0.0)[0] == 0.0  # not its answer
+    # A line that asks nothing shares nothing: its neighbour's snippet shows it anyway.
+    assert ranking.blend(["- [Bob] I play chess", "- [Bob] daily"], [2.0, 0.0], 0.0)[1] == 0.0
 
 
 def test_a_question_is_a_line_that_ends_in_a_question_mark() -> None:

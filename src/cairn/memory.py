@@ -774,7 +774,8 @@ class Memory:
         self, terms: Sequence[str], stats: TermStats, ranker: ranking.Query, filters: Filters, limit: int
     ) -> list[Hit]:
         """The best lines of the best notes: each line scored on its own words, plus a share of
-        its neighbours' and its note's scores (see ``ranking``). Headings are never line hits."""
+        its note's score, and of a question's if it follows one (see ``ranking``). Headings are
+        never line hits."""
         notes = self._index.search_notes(terms, filters, max(2 * limit, LINE_CANDIDATE_NOTES), stats)
         if not notes:
             return []

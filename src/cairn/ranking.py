@@ -3,7 +3,7 @@
 Search is two-staged: FTS5 ranks whole notes (BM25 over title, permalink, tags and body), then
 the lines of the best notes are scored here with BM25 over single lines. A line's score also
 takes in a share of its note's score (what the whole note says about the query: its title,
-date, tags) and of its neighbours' (the answer to a question is often the next line).
+date, tags), and the line after a question a share of the question's (see below).
 
 Term weights for lines blend the vault-wide IDF (over notes) with an IDF over the lines being
 ranked (``for_lines``): a word in every note can still pick out one line in ten, and a word
@@ -14,8 +14,11 @@ that says a single thing twice, and a reply that names one thing asked, right af
 that names the other, holds both as the reader sees them. An observation whose category
 names a query term (``- [Melanie] ...`` for a question about Melanie) is a line labelled as about
 what was asked, and weighs more (``LABEL_SHARE``), as a title match weighs more in a note. The
-line after a question (``asks``) takes all of the question's score as its neighbour share
+line after a question (``asks``) takes all of the question's score as well as its own
 (``ANSWER_SHARE``): it is most likely the answer, and answers seldom repeat the words asked.
+Other lines take nothing of their neighbours' scores: a neighbour's words already count toward
+a line's share of the query, and a hit's snippet shows the lines on either side, so a line
+lifted by its neighbour alone would be a second hit showing what the first one shows.
 """
 
 from __future__ import annotations
@@ -43,13 +46,11 @@ COORDINATION = 1.0  # exponent on the share of the query's weight a line holds (
 # whole note read R@5 0.711 / 0.724 / 0.730 / 0.721 / 0.707, every category up at 1.
 COORDINATION_REACH = 1
 NOTE_SHARE = 0.7  # weight of the note's (normalised) score in each of its lines' scores
-NEIGHBOUR_SHARE = 0.3  # weight of the best adjacent line's own score
 # A line's own score grows by this share when its category names a query term. BM25F-style
 # field weights cannot do it: a name on every other line has too small an IDF for its tf to count.
 # On LoCoMo, 0.3 / 0.5 / 0.6 / 1.0 / 2.0 lift multi-hop R@5 0.304 -> 0.309 / 0.319 / 0.323 / 0.324 / 0.326.
 LABEL_SHARE = 0.5
-# The share of a question's own score that the line after it takes (when more than the usual
-# neighbour share). A reply says "mostly chess" to "which games do you play?": read together, the
+# The share of a question's own score that the line after it takes. A reply says "mostly chess" to "which games do you play?": read together, the
 # two are one answer. On LoCoMo, 0.6 / 0.8 / 1.0 / 1.5 / 2.0 move R@5 0.684 -> 0.703 / 0.710 /
 # 0.711 / 0.712 / 0.709 (single-hop 0.772 -> 0.810 at 1.0); notes without questions are unchanged.
 ANSWER_SHARE = 1.0
@@ -351,16 +352,14 @@ def asks(line: str) -> bool:
 
 
 def blend(lines: Sequence[str], line_scores: Sequence[float], note_share: float) -> list[float]:
-    """Each line's own score, plus a share of its best neighbour's and of its note's; the line
-    after a question takes ``ANSWER_SHARE`` of the question's, unless it heads the next section."""
+    """Each line's own score, plus a share of its note's; the line after a question takes
+    ``ANSWER_SHARE`` of the question's, unless it heads the next section."""
     blended = []
     for i, own in enumerate(line_scores):
-        before = line_scores[i - 1] if i > 0 else 0.0
-        after = line_scores[i + 1] if i + 1 < len(line_scores) else 0.0
-        neighbour = NEIGHBOUR_SHARE * max(before, after)
-        if ANSWER_SHARE * before > neighbour and asks(lines[i - 1]) and not is_heading(lines[i]):
-            neighbour = ANSWER_SHARE * before
-        blended.append(own + neighbour + NOTE_SHARE * note_share)
+        answer = 0.0
+        if i and (before := line_scores[i - 1]) and asks(lines[i - 1]) and not is_heading(lines[i]):
+            answer = ANSWER_SHARE * before
+        blended.append(own + answer + NOTE_SHARE * note_share)
     return blended
 
 
