@@ -1,5 +1,6 @@
 """What each keyword technique adds: Cairn with one of them switched off at a time, then with
-techniques it does not ship (pseudo-relevance feedback) switched on.
+techniques it does not ship (pseudo-relevance feedback, the neighbour share it once shipped)
+switched on.
 
 Every row is measured in the same run on LoCoMo (line hits, every question with evidence) and on
 the memory sets (note hits), so a technique that helps one data set and hurts the others
