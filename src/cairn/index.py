@@ -358,7 +358,7 @@ def _set_wal(db: apsw.Connection) -> None:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             return
-        except apsw.BusyError:
+        except BUSY:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.005)

@@ -73,9 +73,8 @@ MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
 RELATED_PER_HIT = 10
-SHORT_FORMS = (
-    4  # Chinese pairs of one query looked up as short forms of names (_long_forms): 西工大附中 has four
-)
+# Chinese pairs of one query looked up as short forms of names (_long_forms): 西工大附中 has four.
+SHORT_FORMS = 4
 SHORT_FORM_RUN = 4  # ... each typed in a word of at most this many characters,
 UNKNOWN_WORD_PAIRS = 3  # ... or among at least this many pairs in a row that no note holds
 LONG_FORMS = 3  # names one short form may stand for; more, and it stands for none of them
@@ -755,14 +754,17 @@ class Memory:
         ``UNKNOWN_WORD_PAIRS`` or more pairs in a row that no note holds: words the vault knows
         break such a stretch at every pair they hold, so it is a word the vault does not know,
         most often the short form of a long name (``西工大附中``: ``西北工业大学附属中学``)."""
+
+        def held(pair: str) -> bool:
+            return stats.docs.get(pair, 0) > 0
+
         in_words: set[str] = set()
         for pairs in typed:
             if len(pairs) < SHORT_FORM_RUN:
                 in_words.update(pairs)
             else:
-                held = [stats.docs.get(pair, 0) > 0 for pair in pairs]
                 in_words.update(tokenize.unknown_stretches(pairs, held, UNKNOWN_WORD_PAIRS))
-        unheld = [t for t in terms if t in in_words and not stats.docs.get(t)]
+        unheld = [t for t in terms if t in in_words and not held(t)]
         written: dict[str, list[str]] = {}
         for pair in unheld[:SHORT_FORMS]:
             names = self._index.names_near(pair[0], pair[1], tokenize.LEFT_OUT_CHARS[1])

@@ -42,16 +42,18 @@ LINE_IDF_SHARE = 0.75  # weight of the IDF over the ranked lines, against the va
 COORDINATION = 1.0  # exponent on the share of the query's weight a line holds (0: plain BM25)
 # Lines on either side whose words count toward that share: as many as a hit's snippet shows. A
 # line read alone drops what its neighbours say of the same thing ("Which authors has Tim read?":
-# "I'm reading a book" then "It's by Patrick Rothfuss"). On LoCoMo, reaches of 0 / 1 / 2 / 3 / the
-# whole note read R@5 0.711 / 0.724 / 0.730 / 0.721 / 0.707, every category up at 1.
+# "I'm reading a book" then "It's by Patrick Rothfuss"). On LoCoMo (with the neighbour share then
+# shipped), reaches of 0 / 1 / 2 / 3 / the whole note read R@5 0.711 / 0.724 / 0.730 / 0.721 /
+# 0.707, every category up at 1; without it, 2 reads 0.734 against 0.727 at 1.
 COORDINATION_REACH = 1
 NOTE_SHARE = 0.7  # weight of the note's (normalised) score in each of its lines' scores
 # A line's own score grows by this share when its category names a query term. BM25F-style
 # field weights cannot do it: a name on every other line has too small an IDF for its tf to count.
 # On LoCoMo, 0.3 / 0.5 / 0.6 / 1.0 / 2.0 lift multi-hop R@5 0.304 -> 0.309 / 0.319 / 0.323 / 0.324 / 0.326.
 LABEL_SHARE = 0.5
-# The share of a question's own score that the line after it takes. A reply says "mostly chess" to "which games do you play?": read together, the
-# two are one answer. On LoCoMo, 0.6 / 0.8 / 1.0 / 1.5 / 2.0 move R@5 0.684 -> 0.703 / 0.710 /
+# The share of a question's own score that the line after it takes. A reply says "mostly chess"
+# to "which games do you play?": read together, the two are one answer. On LoCoMo (with the
+# neighbour share then shipped), 0.6 / 0.8 / 1.0 / 1.5 / 2.0 move R@5 0.684 -> 0.703 / 0.710 /
 # 0.711 / 0.712 / 0.709 (single-hop 0.772 -> 0.810 at 1.0); notes without questions are unchanged.
 ANSWER_SHARE = 1.0
 # What ``asks`` reads at a line's end.

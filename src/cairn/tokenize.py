@@ -299,13 +299,13 @@ def query_abbreviations(text: str) -> dict[str, str]:
     return made
 
 
-def unknown_stretches(pairs: Sequence[str], held: Sequence[bool], at_least: int) -> list[str]:
+def unknown_stretches(pairs: Sequence[str], known: Callable[[str], bool], at_least: int) -> list[str]:
     """The ``pairs`` of a run (``cjk_pairs``) that lie in a stretch of ``at_least`` or more pairs
-    in a row not ``held`` by any note, in query order."""
+    in a row that the vault does not know (``known`` is False, as for ``seams``), in query order."""
     found: list[str] = []
     start = 0
     for end in range(len(pairs) + 1):
-        if end == len(pairs) or held[end]:
+        if end == len(pairs) or known(pairs[end]):
             if end - start >= at_least:
                 found += pairs[start:end]
             start = end + 1
