@@ -37,10 +37,13 @@ NEIGHBOUR_SHARE = 0.3  # the share of its best neighbour's score that every line
 
 def _blend_with_neighbours(ranking: Any) -> Callable[..., list[float]]:
     """``ranking.blend`` as it was: each line also took ``NEIGHBOUR_SHARE`` of its best
-    neighbour's own score, and the line after a question the larger of that and its answer share."""
+    neighbour's own score, and the line after a question the larger of that and its answer share.
+    Labels weighed a line's own words only then, so ``labelled`` is not read."""
     blend = ranking.blend
 
-    def blended(lines: Sequence[str], line_scores: Sequence[float], note_share: float) -> list[float]:
+    def blended(
+        lines: Sequence[str], line_scores: Sequence[float], note_share: float, labelled: Sequence[bool] = ()
+    ) -> list[float]:
         with_answers = blend(lines, line_scores, 0.0)  # each line's own score and answer share
         out = []
         for i, (own, answered) in enumerate(zip(line_scores, with_answers, strict=True)):
@@ -112,7 +115,15 @@ def ablations() -> tuple[Ablation, ...]:
             "lines: no answer share (the line after a question takes none of its score)",
             ((ranking, "ANSWER_SHARE", 0.0),),
         ),
-        Ablation("lines: no weight for a category naming a query word", ((ranking, "LABEL_SHARE", 0.0),)),
+        Ablation(
+            "lines: no weight for a category naming a query word",
+            ((ranking, "LABEL_SHARE", 0.0), (ranking, "LABEL_CONTEXT_SHARE", 0.0)),
+        ),
+        Ablation(
+            "lines: such a category weighs the line's own words only, not its note's and question's"
+            " shares (shipped until 2 December)",
+            ((ranking, "LABEL_CONTEXT_SHARE", 0.0),),
+        ),
         Ablation("lines: no coordination (plain BM25 per line)", ((ranking, "COORDINATION", 0.0),)),
         Ablation(
             "lines: coordination over the line alone, not with the lines beside it",

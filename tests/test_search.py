@@ -542,6 +542,18 @@ def test_the_answer_share_goes_to_the_next_line_unless_it_is_a_heading() -> None
     assert ranking.blend(["- [Bob] I play chess", "- [Bob] daily"], [2.0, 0.0], 0.0)[1] == 0.0
 
 
+def test_a_labelled_line_takes_more_of_what_its_note_and_question_give() -> None:
+    # Two replies the note lifts alike: the one labelled with a word asked (Maria's, for a
+    # question about Maria) leads, by its share of the note's score and of the question's too.
+    lines = ["- [John] How was the retreat?", "- [Maria] calm", "- [John] loud"]
+    alike = ranking.blend(lines, [0.0, 0.0, 0.0], 1.0, [False, True, False])
+    assert alike[1] > alike[2] == ranking.NOTE_SHARE
+    answered = ranking.blend(lines, [2.0, 0.0, 0.0], 1.0, [False, True, False])
+    unlabelled = ranking.blend(lines, [2.0, 0.0, 0.0], 1.0)
+    assert answered[1] > unlabelled[1] == 2.0 * ranking.ANSWER_SHARE + ranking.NOTE_SHARE
+    assert answered[0] == unlabelled[0] and answered[2] == unlabelled[2]
+
+
 def test_a_question_is_a_line_that_ends_in_a_question_mark() -> None:
     assert ranking.asks("- [Alice] Which games do you play?")
     assert ranking.asks("- [小王] 你周末玩什么？")

@@ -1488,8 +1488,11 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
     best_line = max((max(own, default=0.0) for own in own_scores), default=0.0) or 1.0
     best_note = max(score for _, score, *_ in candidates) or 1.0
     scored: list[_ScoredLine] = []
-    for (row, note_score, lines, content), note_texts, own in zip(candidates, texts, own_scores, strict=True):
-        blended = ranking.blend(note_texts, own, best_line * note_score / best_note)
+    for (row, note_score, lines, content), note_texts, own, note_counted in zip(
+        candidates, texts, own_scores, counted, strict=True
+    ):
+        labelled = [bool(c and c.labelled) for c in note_counted]
+        blended = ranking.blend(note_texts, own, best_line * note_score / best_note, labelled)
         shown = ranking.near_a_match(own)
         if content and not any(shown):
             shown[0] = True
