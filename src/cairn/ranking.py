@@ -24,6 +24,8 @@ lifted by its neighbour alone would be a second hit showing what the first one s
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -79,10 +81,6 @@ class Query:
     weights: Mapping[str, float]
     prefixes: frozenset[str]
     stands_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # Which ``prefixes`` each token seen so far starts with: a note's lines share most words.
-    _prefixes_of: dict[str, tuple[str, ...]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
     # Whether each observation category seen so far names a term: a vault reuses a few categories.
     _names_a_term: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -102,13 +100,6 @@ class Query:
             words = tokenize.tokens(category, stem=tokenize.STEM_ENGLISH, folded=True)
             named = self._names_a_term[category] = not set(self.terms).isdisjoint(words)
         return named
-
-    def prefixes_of(self, token: str) -> tuple[str, ...]:
-        """The ``prefixes`` that ``token`` starts with."""
-        found = self._prefixes_of.get(token)
-        if found is None:
-            found = self._prefixes_of[token] = tuple(p for p in self.prefixes if token.startswith(p))
-        return found
 
     @cached_property
     def shorter(self) -> dict[str, str]:
@@ -215,12 +206,9 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counted | None]:
     if len(folded) != len(texts):  # a text with a line break of its own
         folded = [tokenize.fold(text) for text in texts]
         whole = "\n".join(folded)
-    counted: list[Counter[str] | None] = []
-    for text in folded:
-        if any(p in text for p in query.probes):
-            counted.append(Counter(tokenize.tokens(text, stem=stem, folded=True)))
-        else:
-            counted.append(None)
+    counted: list[Counter[str] | None] = [None] * len(folded)
+    for i in _holding_a_probe(whole, folded, query.probes):
+        counted[i] = Counter(tokenize.tokens(folded[i], stem=stem, folded=True))
 
     def add(found: Iterable[list[str]]) -> None:
         for i, named in enumerate(found):
@@ -251,19 +239,33 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counted | None]:
     ]
 
 
+def _holding_a_probe(whole: str, folded: Sequence[str], probes: Sequence[str]) -> list[int]:
+    """The indexes of the ``folded`` texts that hold one of ``probes``, in order. ``whole``:
+    ``folded`` joined by line breaks. Searched in ``whole``, a probe at a time: a search of the
+    whole note is one fast scan, where a test of each text for each probe costs a call each, and
+    most texts hold none. A probe holds no line break, so it is never found across two texts."""
+    if "" in probes:  # held by every text (a term is never empty, so neither is its probe)
+        return list(range(len(folded)))
+    starts = list(itertools.accumulate((len(text) + 1 for text in folded), initial=0))
+    holding: set[int] = set()
+    for probe in probes:
+        at = whole.find(probe)
+        while at >= 0:
+            i = bisect.bisect_right(starts, at) - 1
+            holding.add(i)
+            at = whole.find(probe, starts[i + 1])  # the next text that holds it
+    return sorted(holding)
+
+
 def _counted(counts: Counter[str], query: Query, folded: str) -> Counted:
-    started: Counter[str] = Counter()  # prefix term -> tokens that start with it (itself too)
-    if query.prefixes:
-        for token, n in counts.items():
-            for prefix in query.prefixes_of(token):
-                started[prefix] += n
     tf: dict[str, int] = {}
     for term in query.terms:
         n = counts.get(term, 0)
         # An English word falls back to longer words only when it is not there itself; a CJK
         # character is always counted through the bigrams it starts (see ``cairn.tokenize``).
+        # The tokens that start with it are summed only then: mostly the word is there.
         if term in query.prefixes and (not n or len(term) == 1):
-            n = started[term]
+            n = sum(k for token, k in counts.items() if token.startswith(term))
         if not n and term in query.shorter:
             n = counts.get(query.shorter[term], 0)
         if n:
