@@ -221,14 +221,19 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counted | None]:
     # plural acronym its singular (``vm`` in ``VMs``), a hyphenated word itself written together
     # (``wifi`` in ``Wi-Fi``) and a date its month (``october`` in ``2026-10-14``), as the index
     # holds them; one search of the whole note first spares most notes the look at each line.
-    if (wanted := query.acronym_like) and tokenize.may_hold_acronyms(joined):
+    # Acronyms, written out or plural, are made of capital letters, which folding changes: a note
+    # that folding leaves as it is (most Chinese notes) holds none, and is spared two scans.
+    capitals = whole != joined
+    if (wanted := query.acronym_like) and capitals and tokenize.may_hold_acronyms(joined):
         add([a for a in tokenize.acronyms(text, stem=stem) if a in wanted] for text in texts)
     if (wanted := query.compound_like) and not wanted.isdisjoint(
         tokenize.compounds(whole, stem=stem, folded=True)
     ):
         add([c for c in tokenize.compounds(text, stem=stem, folded=True) if c in wanted] for text in folded)
-    if (wanted := query.singular_like) and not wanted.isdisjoint(
-        tokenize.acronym_singulars(joined, stem=stem)
+    if (
+        (wanted := query.singular_like)
+        and capitals
+        and not wanted.isdisjoint(tokenize.acronym_singulars(joined, stem=stem))
     ):
         add([a for a in tokenize.acronym_singulars(text, stem=stem) if a in wanted] for text in texts)
     if (wanted := query.month_like) and not wanted.isdisjoint(tokenize.months(whole, stem=stem)):
