@@ -784,18 +784,32 @@ class Memory:
         all_lines = self._index.lines_of_many(
             [row.id for row, _ in notes], include_sensitive=filters.include_sensitive
         )
+        # Every line of a note counted once, here: ranking reads its content lines' counts, and
+        # the hit (its coverage) all of them.
+        counted = {row.id: ranking.term_counts([t for _, t in all_lines[row.id]], ranker) for row, _ in notes}
         candidates = []
         for row, note_score in notes:
             lines = all_lines[row.id]
-            candidates.append(
-                (row, note_score, lines, [(n, t) for n, t in lines if not ranking.is_heading(t)])
-            )
+            content = [
+                (line, counts)
+                for line, counts in zip(lines, counted[row.id], strict=True)
+                if not ranking.is_heading(line[1])
+            ]
+            candidates.append((row, note_score, lines, content))
         scored = _score_lines(candidates, ranker)[:limit]
         details = self._details([row for _, row, *_ in scored], filters, lines=all_lines)
         per_note: dict[int, _HitExtras] = {}  # several lines, one note
         return [
             self._hit(
-                row, score, filters, line=n, lines=lines, ranker=ranker, cache=per_note, details=details
+                row,
+                score,
+                filters,
+                line=n,
+                lines=lines,
+                counted=counted[row.id],
+                ranker=ranker,
+                cache=per_note,
+                details=details,
             )
             for score, row, n, lines, _text in scored
         ]
@@ -1337,17 +1351,19 @@ class Memory:
         line: int | None = None,
         ranker: ranking.Query | None = None,
         lines: list[tuple[int, str]] | None = None,
+        counted: Sequence[ranking.Counted | None] | None = None,
         cache: dict[int, _HitExtras] | None = None,
         details: _Details | None = None,
     ) -> Hit:
-        """A row as a hit; ``details`` (from ``_details``) saves the queries for its lines and links."""
+        """A row as a hit; ``details`` (from ``_details``) saves the queries for its lines and links,
+        and ``counted`` (``ranking.term_counts`` of ``lines``), if the caller has it, counting them."""
         extras = cache.get(row.id) if cache is not None else None
         if details is None and (lines is None or extras is None):
             details = self._details([row], filters)
         if lines is None:
             lines = details.lines[row.id]  # type: ignore[union-attr]
-        counted = None  # each line tokenized once, for the best line and for coverage
-        if ranker is not None and ranker.terms and (line is None or extras is None):
+        # Each line tokenized once, for the best line and for coverage.
+        if counted is None and ranker is not None and ranker.terms and (line is None or extras is None):
             counted = ranking.term_counts([t for _, t in lines], ranker)
         if line is None:
             line = _best_line(lines, ranker, counted)
@@ -1474,15 +1490,16 @@ class _Links(NamedTuple):
     backlinks: dict[int, list[tuple[str, str, str]]]
 
 
-_Candidate = tuple[Row, float, list[tuple[int, str]], list[tuple[int, str]]]  # row, score, lines, content
+# row, score, lines, and its content lines (not headings) each with its ``ranking.term_counts``
+_Candidate = tuple[Row, float, list[tuple[int, str]], list[tuple[tuple[int, str], ranking.Counted | None]]]
 _ScoredLine = tuple[float, Row, int, list[tuple[int, str]], str]  # score, row, line number, lines, text
 
 
 def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> list[_ScoredLine]:
     """Every content line near a match, best first (ties: newest note, permalink, line). A note
     found by its title, tags or permalink alone, with no such line, is shown by its first line."""
-    texts = [[t for _, t in content] for *_, content in candidates]
-    counted = [ranking.term_counts(note, ranker) for note in texts]
+    texts = [[t for (_, t), _ in content] for *_, content in candidates]
+    counted = [[counts for _, counts in content] for *_, content in candidates]
     line_ranker = ranking.for_lines(ranker, counted)  # terms weighed among these lines too
     own_scores = [ranking.line_bm25(t, line_ranker, c) for t, c in zip(texts, counted, strict=True)]
     best_line = max((max(own, default=0.0) for own in own_scores), default=0.0) or 1.0
@@ -1496,7 +1513,7 @@ def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> lis
         shown = ranking.near_a_match(own)
         if content and not any(shown):
             shown[0] = True
-        for (n, text), score, ok in zip(content, blended, shown, strict=True):
+        for ((n, text), _), score, ok in zip(content, blended, shown, strict=True):
             if ok:
                 scored.append((score, row, n, lines, text))
     scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
