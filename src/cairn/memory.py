@@ -633,11 +633,22 @@ class Memory:
             ),
             self._index.backlinks_of_many([r for r, _ in ranked], filters.visibility()),
         )
-        named: dict[str, float] = {}  # relation type -> the share of the query's weight it holds
+        # Relation type -> the share of the query's weight it holds. The types are counted in one
+        # call: each call folds and scans its texts once, whatever their number.
+        types = list(
+            dict.fromkeys(
+                relation_type
+                for by_note in (links.relations, links.backlinks)
+                for note_links in by_note.values()
+                for relation_type, *_ in note_links
+            )
+        )
+        named = {
+            t: ranking.coverage([counts], ranker)
+            for t, counts in zip(types, ranking.term_counts(types, ranker), strict=True)
+        }
 
         def share(relation_type: str) -> float:
-            if relation_type not in named:
-                named[relation_type] = ranking.coverage(ranking.term_counts([relation_type], ranker), ranker)
             return LINK_SHARE + (1 - LINK_SHARE) * named[relation_type]
 
         gained: dict[tuple[str, str], float] = {}  # (scope, permalink) -> its best share
