@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import subprocess
@@ -274,6 +276,29 @@ def test_restoring_a_note_whose_permalink_was_taken_meanwhile_gives_it_a_new_one
     assert [o.content for o in memory.read(restored.permalink).observations] == ["the first one"]
     assert [o.content for o in memory.read(new.permalink).observations] == ["the second one"]
     assert memory.doctor().duplicate_permalinks == ()
+
+
+def _inotify_instances() -> int:
+    """The inotify instances this process holds: file descriptors the kernel names so."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(FileNotFoundError):  # the listing's own descriptor, closed since
+            held += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+    return held
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+def test_a_memory_dropped_without_close_gives_its_inotify_instance_back(
+    vault: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAIRN_WATCH", "1")
+    before = _inotify_instances()
+    memory = Memory.open(vault, home=isolated_home)
+    assert memory.status()["freshness"] == "inotify"
+    assert _inotify_instances() == before + 1
+    del memory
+    gc.collect()
+    assert _inotify_instances() == before
 
 
 @pytest.mark.parametrize("watch", ["1", "0"], ids=["inotify", "scan"])

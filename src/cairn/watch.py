@@ -14,6 +14,7 @@ import errno
 import os
 import struct
 import sys
+import weakref
 from pathlib import Path
 
 from .vault import folder_scope
@@ -62,6 +63,9 @@ class Watcher:
         self.root = root
         self._dirs: dict[int, str] = {}  # watch descriptor -> vault-relative folder ("" = root)
         self._root_watched = False  # the vault folder itself may be gone (and come back later)
+        # A Memory dropped without close() gives its inotify instance back when it is collected: a
+        # user has 128 at most, and once they are gone every later Memory falls back to scanning.
+        self._release = weakref.finalize(self, os.close, fd)
 
     @classmethod
     def start(cls, root: Path) -> Watcher | None:
@@ -141,6 +145,5 @@ class Watcher:
         return changed
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._release()  # closes the descriptor the first time only
+        self._fd = -1
