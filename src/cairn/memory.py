@@ -801,12 +801,10 @@ class Memory:
         candidates = []
         for row, note_score in notes:
             lines = all_lines[row.id]
-            content = [
-                (line, counts)
-                for line, counts in zip(lines, counted[row.id], strict=True)
-                if not ranking.is_heading(line[1])
-            ]
-            candidates.append((row, note_score, lines, content))
+            content = [i for i, (_, text) in enumerate(lines) if not ranking.is_heading(text)]
+            candidates.append(
+                (row, note_score, lines, [lines[i] for i in content], [counted[row.id][i] for i in content])
+            )
         scored = _score_lines(candidates, ranker)[:limit]
         details = self._details([row for _, row, *_ in scored], filters, lines=all_lines)
         per_note: dict[int, _HitExtras] = {}  # several lines, one note
@@ -1501,30 +1499,30 @@ class _Links(NamedTuple):
     backlinks: dict[int, list[tuple[str, str, str]]]
 
 
-# row, score, lines, and its content lines (not headings) each with its ``ranking.term_counts``
-_Candidate = tuple[Row, float, list[tuple[int, str]], list[tuple[tuple[int, str], ranking.Counted | None]]]
+# row, score, lines, its content lines (not headings), and their ``ranking.term_counts``
+_Candidate = tuple[Row, float, list[tuple[int, str]], list[tuple[int, str]], list[ranking.Counted | None]]
 _ScoredLine = tuple[float, Row, int, list[tuple[int, str]], str]  # score, row, line number, lines, text
 
 
 def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> list[_ScoredLine]:
     """Every content line near a match, best first (ties: newest note, permalink, line). A note
     found by its title, tags or permalink alone, with no such line, is shown by its first line."""
-    texts = [[t for (_, t), _ in content] for *_, content in candidates]
-    counted = [[counts for _, counts in content] for *_, content in candidates]
+    texts = [[t for _, t in content] for *_, content, _ in candidates]
+    counted = [note_counted for *_, note_counted in candidates]
     line_ranker = ranking.for_lines(ranker, counted)  # terms weighed among these lines too
     own_scores = [ranking.line_bm25(t, line_ranker, c) for t, c in zip(texts, counted, strict=True)]
     best_line = max((max(own, default=0.0) for own in own_scores), default=0.0) or 1.0
     best_note = max(score for _, score, *_ in candidates) or 1.0
     scored: list[_ScoredLine] = []
-    for (row, note_score, lines, content), note_texts, own, note_counted in zip(
-        candidates, texts, own_scores, counted, strict=True
+    for (row, note_score, lines, content, note_counted), note_texts, own in zip(
+        candidates, texts, own_scores, strict=True
     ):
         labelled = [bool(c and c.labelled) for c in note_counted]
         blended = ranking.blend(note_texts, own, best_line * note_score / best_note, labelled)
         shown = ranking.near_a_match(own)
         if content and not any(shown):
             shown[0] = True
-        for ((n, text), _), score, ok in zip(content, blended, shown, strict=True):
+        for (n, text), score, ok in zip(content, blended, shown, strict=True):
             if ok:
                 scored.append((score, row, n, lines, text))
     scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))

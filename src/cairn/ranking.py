@@ -249,8 +249,6 @@ def _holding_a_probe(whole: str, folded: Sequence[str], probes: Sequence[str]) -
     ``folded`` joined by line breaks. Searched in ``whole``, a probe at a time: a search of the
     whole note is one fast scan, where a test of each text for each probe costs a call each, and
     most texts hold none. A probe holds no line break, so it is never found across two texts."""
-    if "" in probes:  # held by every text (a term is never empty, so neither is its probe)
-        return list(range(len(folded)))
     starts = list(itertools.accumulate((len(text) + 1 for text in folded), initial=0))
     holding: set[int] = set()
     for probe in probes:
