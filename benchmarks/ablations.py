@@ -58,7 +58,8 @@ def _blend_with_neighbours(ranking: Any) -> Callable[..., list[float]]:
 
 def ablations() -> tuple[Ablation, ...]:
     """The rows, Cairn as shipped first (imported here: the baselines run without Cairn)."""
-    from cairn import dates, english, index, memory, ranking, tokenize
+    from cairn import dates, english, ranking, tokenize
+    from cairn.search import analysis, candidates, linked
 
     return (
         Ablation("as shipped", ()),
@@ -101,14 +102,14 @@ def ablations() -> tuple[Ablation, ...]:
         ),
         Ablation(
             "no Chinese short form asked as the names it shortens (工行: 工商银行)",
-            ((memory.Memory, "_long_forms", lambda self, typed, terms, stats: {}),),
+            ((analysis, "_long_forms", lambda typed, terms, stats, vocabulary: {}),),
         ),
         Ablation(
-            "equal field weights (title = permalink = tags = body)", ((index, "_WEIGHTS", "1, 1, 1, 1, 1"),)
+            "equal field weights (title = permalink = tags = body)", ((candidates, "_WEIGHTS", "1, 1, 1, 1, 1"),)
         ),
         Ablation(
             "no link share (relation expansion: a linked note gains only where the query names the link's type)",
-            ((memory, "LINK_SHARE", 0.0),),
+            ((linked, "LINK_SHARE", 0.0),),
         ),
         Ablation("lines: no share of the note's score (session context)", ((ranking, "NOTE_SHARE", 0.0),)),
         Ablation(

@@ -31,15 +31,17 @@ def patches(feedback: Feedback) -> tuple[tuple[object, str, object], ...]:
 
 
 def _searching_twice(feedback: Feedback) -> Callable[..., Any]:
-    from cairn import index, memory, ranking, tokenize
+    from cairn import memory, ranking, tokenize
+    from cairn.search import analysis
+    from cairn.search.vocabulary import IndexVocabulary
 
     search = memory.Memory.search
-    query_terms = memory.Memory._query_terms
+    analyse = analysis.analyse
     build = ranking.Query.build
     for_lines = ranking.for_lines
 
     def expansion(mem: Any, query: str, hits: list[Any]) -> list[str]:
-        asked = set(index.search_terms(query))
+        asked = set(analysis.search_terms(query))
         share: Counter[str] = Counter()
         for hit in hits[: feedback.docs]:
             # query_terms leaves out stopwords and Chinese function words, as for a query
@@ -47,7 +49,7 @@ def _searching_twice(feedback: Feedback) -> Callable[..., Any]:
             words = [t for t in tokenize.tokens(hit.snippet, stem=tokenize.STEM_ENGLISH) if t in wanted]
             for word, n in Counter(words).items():
                 share[word] += n / len(words)
-        stats = mem._index.term_stats(list(share))
+        stats = IndexVocabulary(mem._index).term_stats(list(share))
         weight = {
             t: s * ranking.idf(stats.notes, stats.docs[t]) for t, s in share.items() if stats.docs.get(t)
         }
@@ -55,10 +57,10 @@ def _searching_twice(feedback: Feedback) -> Callable[..., Any]:
 
     @contextlib.contextmanager
     def expanded(added: list[str]) -> Iterator[None]:
-        def with_added(mem: Any, query: str) -> Any:
-            terms, _, stands_for = query_terms(mem, query)
+        def with_added(query: str, vocabulary: Any) -> Any:
+            terms, _, stands_for = analyse(query, vocabulary)
             terms = [*terms, *(t for t in added if t not in terms)]
-            return terms, mem._index.term_stats(terms), stands_for
+            return analysis.Analysis(terms, vocabulary.term_stats(terms), stands_for)
 
         def scaled(query: Any) -> Any:
             weights = {t: w * feedback.share if t in added else w for t, w in query.weights.items()}
@@ -73,7 +75,7 @@ def _searching_twice(feedback: Feedback) -> Callable[..., Any]:
             return scaled(for_lines(dataclasses.replace(query, weights=whole), counted))
 
         with (
-            mock.patch.object(memory.Memory, "_query_terms", with_added),
+            mock.patch.object(analysis, "analyse", with_added),
             mock.patch.object(ranking.Query, "build", classmethod(weighted)),
             mock.patch.object(ranking, "for_lines", weighted_for_lines),
         ):

@@ -221,7 +221,7 @@ def unshared_evidence(convs: Sequence[Conversation]) -> str:
     name: whole words as Cairn's search takes them (stemmed; stopwords and particles left out;
     its prefix matches not counted). No keyword ranking can find such a turn by its own words."""
     from cairn import tokenize
-    from cairn.index import search_terms
+    from cairn.search.analysis import search_terms
 
     unshared = dict.fromkeys(CATEGORIES, 0)
     total = dict.fromkeys(CATEGORIES, 0)

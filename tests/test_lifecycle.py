@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn import InvalidInput, Memory, index
+from cairn import InvalidInput, Memory, links
 
 
 def titles(hits) -> list[str]:
@@ -28,7 +28,7 @@ def test_expired_notes_are_out_unless_asked(memory: Memory) -> None:
 def test_a_superseded_note_comes_after_its_replacement(
     memory: Memory, monkeypatch: pytest.MonkeyPatch, few_targets: int
 ) -> None:
-    monkeypatch.setattr(index, "_FEW_TARGETS", few_targets)
+    monkeypatch.setattr(links, "_FEW_TARGETS", few_targets)
     old = memory.write("Home address", observations=["[fact] lives in Haidian district, building 3"])
     new = memory.write(
         "Moved house", observations=["[fact] now lives in Chaoyang"], fields={"supersedes": [old.permalink]}

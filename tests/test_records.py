@@ -245,7 +245,9 @@ def test_term_weights_count_the_notes_not_the_ids_edits_used_up(memory: Memory) 
     memory.write("Other", observations=["[a] second quasar"])
     for i in range(6):  # every rewrite gives the note a new row id
         memory.edit(note.permalink, find="first" if i == 0 else f"edit{i - 1}", replace=f"edit{i}")
-    stats = memory._index.term_stats(["quasar", "edit5"])
+    from cairn.search.vocabulary import IndexVocabulary
+
+    stats = IndexVocabulary(memory._index).term_stats(["quasar", "edit5"])
     assert (stats.notes, stats.docs, stats.public) == (
         2,
         {"quasar": 2, "edit5": 1},

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cairn import InvalidInput, Memory, ranking
-from cairn import memory as memory_module
+from cairn.search import linked as linked_module
 
 
 @pytest.fixture
@@ -202,7 +202,7 @@ def test_snippet_is_the_hit_line_with_its_neighbours(filled: Memory) -> None:
 
 
 def test_a_very_long_line_is_shown_around_the_match(memory: Memory) -> None:
-    from cairn.memory import SNIPPET_LINE_CHARS
+    from cairn.search.hits import SNIPPET_LINE_CHARS
 
     memory.write("Dump", body="lorem ipsum " * 5000 + "the needle is here " + "dolor sit " * 5000)
     hit = memory.search("needle")[0]
@@ -363,7 +363,7 @@ def test_a_note_linked_to_a_hit_is_found_though_it_holds_no_query_word(filled: M
     incident, person = hits[:2]
     # The person holds none of the words: all it has is a share of the note that names it.
     assert person.coverage == 0.0
-    assert person.score == pytest.approx(memory_module.LINK_SHARE * incident.score)
+    assert person.score == pytest.approx(linked_module.LINK_SHARE * incident.score)
     # Filters hold for linked notes as for any other.
     assert titles(filled.search("优惠券超发是谁发现的", type="incident")) == ["事故复盘：618优惠券超发"]
 
@@ -392,7 +392,7 @@ def test_a_linked_hit_keeps_its_own_score_and_gains_a_share(memory: Memory) -> N
     memory.write("Seeds", observations=["[fact] tomatoes from the market"])
     memory.write("Mulch", observations=["[fact] tomatoes from the garden"])  # as long, not linked
     score = {h.title: h.score for h in memory.search("plant tomatoes")}
-    share = memory_module.LINK_SHARE
+    share = linked_module.LINK_SHARE
     # Seeds and Mulch score alike on their own words; the link goes both ways, so the plan's
     # score shown holds a share of Seeds' own score too.
     plan_own = score["Garden plan"] - share * score["Mulch"]
@@ -413,7 +413,7 @@ def test_a_weak_hit_linked_from_a_strong_one_comes_in_on_both_scores(filled: Mem
     hits = filled.search("tomatoes")
     assert titles(hits)[:2] == ["Tomatoes", "Compost"] and "Compost twin" not in titles(hits)
     plan, compost, bed = hits[:3]  # the beds tie: the newest, then the first by permalink
-    assert memory_module.LINK_SHARE * plan.score < bed.score < compost.score
+    assert linked_module.LINK_SHARE * plan.score < bed.score < compost.score
 
 
 def test_a_shorter_limit_shows_the_first_hits_of_a_longer_one(filled: Memory) -> None:
@@ -446,7 +446,7 @@ def test_a_link_whose_type_the_query_names_passes_on_more_of_the_score(filled: M
     hits = filled.search("who prescribed the physio")
     assert titles(hits)[:3] == ["Physio for lower back", "Dr. Aydin", "Aachen gym"]
     physio, doctor, gym = hits[:3]
-    share = memory_module.LINK_SHARE
+    share = linked_module.LINK_SHARE
     # "near" names nothing asked: the bare share. "prescribed_by" holds one of the query's two
     # terms: the doctor gains that part of the weight too, on top of the share.
     assert gym.score == pytest.approx(share * physio.score)
@@ -743,7 +743,7 @@ def test_lines_are_counted_the_same_folded_together_or_alone(texts: list[str]) -
 def test_ranking_the_matches_in_two_halves_gives_what_one_query_gives(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cairn import index
+    from cairn.search import candidates
 
     words = ["harbor", "lantern", "harbor lantern", "harbor harbor", "港口", "灯塔 harbor"]
     for i in range(90):
@@ -761,11 +761,11 @@ def test_ranking_the_matches_in_two_halves_gives_what_one_query_gives(
             for g in ("note", "line")
         ]
 
-    monkeypatch.setattr(index, "SPLIT_AFTER", 10**9)
+    monkeypatch.setattr(candidates, "SPLIT_AFTER", 10**9)
     whole = answers()
     assert memory._index._second is None  # nothing was split
-    monkeypatch.setattr(index, "SPLIT_AFTER", 0)
-    monkeypatch.setattr(index, "_CORES", 2)
+    monkeypatch.setattr(candidates, "SPLIT_AFTER", 0)
+    monkeypatch.setattr(candidates, "_CORES", 2)
     assert answers() == whole
     assert memory._index._second is not None  # the halves were ranked on two connections
 

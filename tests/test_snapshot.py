@@ -268,7 +268,7 @@ def test_many_preferences_are_named_or_counted_but_read_only_within_reach(
 
 
 def test_a_note_is_cut_to_its_share_as_shown_escaped_and_a_long_line_by_characters(memory: Memory) -> None:
-    from cairn.memory import SNAPSHOT_ITEM_BYTES
+    from cairn.snapshot_gather import SNAPSHOT_ITEM_BYTES
 
     memory.write("Brace style", type="preference", observations=["[style] " + "{} " * 600])
     memory.write("Long line", type="preference", observations=["[note] " + "很长的一行偏好说明" * 150])

@@ -16,21 +16,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 import time
 import zlib
 from collections import Counter
 from collections.abc import Container, Iterator, Sequence, Sized
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import apsw
 
 from . import dates, lifecycle, tokenize
 from .errors import InvalidInput
+from .filters import Filters
 from .records import NoteRecord, fts_values, key, unpack_lines
+from .rows import NOTE_COLUMNS as _NOTE_COLUMNS
+from .rows import NoteKey, Row
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
 SCHEMA_VERSION = f"29/stem={tokenize.STEMMER}/fold={tokenize.FOLDING}/{dates.VERSION}"
@@ -40,18 +41,6 @@ SCHEMA_VERSION = f"29/stem={tokenize.STEMMER}/fold={tokenize.FOLDING}/{dates.VER
 STALE_INDEX_SECONDS = 30 * 86400
 WAL_SIZE_LIMIT = 1 << 20  # bytes
 BUSY_TIMEOUT_MS = 10_000  # how long a statement waits for another process's lock
-FIELD_WEIGHTS = (4.0, 3.0, 2.0, 1.0, 1.0)  # title > permalink > tags > body = private (DESIGN section 4)
-# Sensitive observations live in their own column, searched only when sensitive notes are asked for.
-_PUBLIC_COLUMNS = "{title permalink tags body}"
-# FTS5 spends about 1.4 us scoring each note a query matches, with the GIL released. From this many
-# matches on, the notes are ranked in two halves at once, on two connections and two cores: below
-# it, starting the second thread (~0.1 ms) and counting each term's notes twice cost more than
-# half the work saves (3,000 matches: 4.5 ms in one, 3.2 ms in two halves).
-SPLIT_AFTER = 1500
-NAMES_NEAR = 20  # notes read for the names a Chinese short form may stand for (Index.names_near)
-_WEIGHTS = ", ".join(str(w) for w in FIELD_WEIGHTS)
-_FEW_TARGETS = 256  # superseded_by_many: for more rows than this, first read which permalinks are named
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 _V = TypeVar("_V")
 
 _SCHEMA = """
@@ -121,11 +110,6 @@ CREATE VIRTUAL TABLE notes_fts USING fts5 (
 CREATE TABLE term_df (term TEXT PRIMARY KEY, docs INTEGER NOT NULL, private INTEGER NOT NULL) WITHOUT ROWID;
 """
 
-_NOTE_COLUMNS = (
-    "n.id, n.path, n.scope, n.folder, n.permalink, n.title, n.type, n.tags, n.created, n.modified, "
-    "n.sensitivity, n.modified_ts, n.expires_ts, n.claim_key, n.claim_value, n.hash, n.origin, n.frontmatter"
-)
-_N = _NOTE_COLUMNS.count(",") + 1  # the Row fields, then a query's own columns
 # The note a relation (r, from note n) points at: by title first, else by permalink. Two lookups
 # rather than one OR, so that each can use its index.
 _RESOLVED = (
@@ -133,198 +117,6 @@ _RESOLVED = (
     " AND t.error IS NULL ORDER BY t.path LIMIT 1), (SELECT t.permalink FROM notes t WHERE t.scope = n.scope"
     " AND t.permalink = r.target AND t.error IS NULL ORDER BY t.path LIMIT 1))"
 )  # columns in _NOTE_COLUMNS; a query's own columns follow them
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Structural filters of a search or list (DESIGN section 4, step 1)."""
-
-    scopes: tuple[str, ...]
-    tags: tuple[str, ...] = ()
-    type: str | None = None
-    folder: str | None = None
-    since: float | None = None
-    until: float | None = None
-    created_since: float | None = None
-    created_until: float | None = None
-    where: dict[str, Any] | None = None
-    include_sensitive: bool = False
-    include_expired: bool = False
-    now: float = 0.0
-
-    def visibility(self) -> Filters:
-        """These scopes, and what is shown of sensitive and expired notes, without the rest (tags,
-        type, ...): which notes a caller may see named beside a hit, as a link or a replacement."""
-        return Filters(
-            self.scopes,
-            include_sensitive=self.include_sensitive,
-            include_expired=self.include_expired,
-            now=self.now,
-        )
-
-    @property
-    def selective(self) -> bool:
-        """True when the filters may leave out many notes (not just sensitive or expired ones)."""
-        bounds = (self.since, self.until, self.created_since, self.created_until)
-        return bool(self.tags or self.type or self.folder or self.where) or any(b is not None for b in bounds)
-
-    def sql(self) -> tuple[str, list[Any]]:
-        # "+n.scope": a vault has a handful of scopes, so the scope must never be the index a
-        # query is driven by (SQLite would otherwise scan a whole scope to check 60 note ids).
-        clauses = ["n.error IS NULL", f"+n.scope IN ({_marks(self.scopes)})"]
-        params: list[Any] = list(self.scopes)
-        if not self.include_sensitive:
-            clauses.append("n.sensitivity != 'sensitive'")
-        if not self.include_expired:
-            clauses.append("(n.expires_ts IS NULL OR n.expires_ts > ?)")
-            params.append(self.now)
-        for tag in self.tags:
-            clauses.append("n.id IN (SELECT note_id FROM note_tags WHERE tag = ?)")
-            params.append(key(tag))
-        if self.type:
-            clauses.append("n.type = ?")
-            params.append(self.type)
-        if self.folder:
-            # The folder or below: a range of the index ("/" sorts right before "0").
-            clauses.append("(n.folder = ? OR (n.folder >= ? AND n.folder < ?))")
-            params += [self.folder, self.folder + "/", self.folder + "0"]
-        for column, bound, op in (
-            ("modified_ts", self.since, ">="),
-            ("modified_ts", self.until, "<="),
-            ("created_ts", self.created_since, ">="),
-            ("created_ts", self.created_until, "<="),
-        ):
-            if bound is not None:
-                clauses.append(f"n.{column} {op} ?")
-                params.append(bound)
-        for name, condition in (self.where or {}).items():
-            sql, values = _field_condition(name, condition)
-            clauses.append(sql)
-            params += values
-        return " AND ".join(clauses), params
-
-
-_OPERATORS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
-
-
-def _field_condition(name: str, condition: Any) -> tuple[str, list[Any]]:
-    """SQL for one front-matter filter. A list field matches when any of its items does; null
-    (a blank value) and a missing field both count as null, which no comparison matches."""
-    if not name or not all(c.isalnum() or c in "_-" for c in name):
-        raise InvalidInput(f"front-matter field name {name!r} may hold only letters, digits, '_' and '-'")
-    # json_each over a scalar yields that scalar, over a list its items, over a missing field nothing.
-    items = f"json_each(n.frontmatter, '$.\"{name}\"')"
-    if not isinstance(condition, dict):
-        return _equal(items, _scalar(name, condition))
-    parts: list[str] = []
-    params: list[Any] = []
-    for op, value in condition.items():
-        if op in _OPERATORS:
-            bound = _scalar(name, value)
-            if bound is None:
-                raise InvalidInput(f"filter {name}: {op} needs a number or a string, not null")
-            # Numbers compare with numbers and text with text: SQLite would rank any text above
-            # any number, so "high" would pass {"$gt": 0.7}.
-            kinds = "'text'" if isinstance(bound, str) else "'integer', 'real', 'true', 'false'"
-            parts.append(
-                f"EXISTS (SELECT 1 FROM {items} WHERE type IN ({kinds}) AND value {_OPERATORS[op]} ?)"
-            )
-            params.append(bound)
-        elif op == "$ne":
-            sql, values = _equal(items, _scalar(name, value))
-            parts.append(f"NOT {sql}")
-            params += values
-        elif op == "$in":
-            if not isinstance(value, list | tuple) or not value:
-                raise InvalidInput(f"filter {name}: $in needs a non-empty list")
-            wanted = [_scalar(name, v) for v in value]
-            alternatives = [_equal(items, v) for v in dict.fromkeys(wanted)]
-            parts.append("(" + " OR ".join(sql for sql, _ in alternatives) + ")")
-            params += [v for _, values in alternatives for v in values]
-        else:
-            raise InvalidInput(f"filter {name}: unknown operator {op!r}; use $gt $gte $lt $lte $in $ne")
-    if not parts:
-        raise InvalidInput(f"filter {name}: empty condition")
-    return "(" + " AND ".join(parts) + ")", params
-
-
-def _equal(items: str, value: Any) -> tuple[str, list[Any]]:
-    if value is None:  # blank, null or not there at all
-        return f"NOT EXISTS (SELECT 1 FROM {items} WHERE value IS NOT NULL)", []
-    return f"EXISTS (SELECT 1 FROM {items} WHERE value = ?)", [value]
-
-
-def _scalar(name: str, value: Any) -> Any:
-    if isinstance(value, bool):
-        return 1 if value else 0  # JSON true/false come back from json_extract as 1/0
-    if isinstance(value, int) and not -(2**63) <= value < 2**63:
-        return float(value)  # SQLite holds 64-bit integers; JSON numbers beyond that are reals
-    if value is None or isinstance(value, int | float | str):
-        return value
-    raise InvalidInput(f"filter {name}: compare with a string, number or boolean, not {type(value).__name__}")
-
-
-@dataclass(frozen=True)
-class TermStats:
-    """Notes in the full-text index, and how many hold each term (a CJK character: any bigram it
-    starts), with a floor for how many hold it outside the private column."""
-
-    notes: int
-    docs: dict[str, int]
-    public: dict[str, int]
-
-
-class Seen(NamedTuple):
-    """A note that ranking saw (``Index.search_notes``): its score, and what ordering it and
-    finding it by permalink need, so that its links can be weighed without reading it again."""
-
-    score: float
-    scope: str
-    permalink: str
-    modified_ts: float | None
-    path: str
-
-
-class NoteKey(NamedTuple):
-    """The columns of a note that tell whether it may be shown, and where it is."""
-
-    id: int
-    permalink: str
-    scope: str
-    sensitivity: str | None
-    expires_ts: float | None
-
-
-@dataclass(frozen=True)
-class Row:
-    """A note as the index knows it: enough to rank, filter and show without opening the file."""
-
-    id: int
-    path: str
-    scope: str
-    folder: str
-    permalink: str
-    title: str
-    type: str
-    tags: tuple[str, ...]
-    created: str
-    modified: str
-    sensitivity: str
-    modified_ts: float | None
-    expires_ts: float | None = None
-    claim_key: str | None = None
-    claim_value: str | None = None
-    version: str = ""
-    origin: str | None = None
-    frontmatter: str = "{}"  # JSON; parsed only where a field is needed
-
-    @classmethod
-    def from_sql(cls, values: Sequence[Any]) -> Row:
-        v = list(values[:_N])
-        v[7] = tuple(json.loads(v[7] or "[]"))  # tags
-        v[8], v[9], v[10] = v[8] or "", v[9] or "", v[10] or "normal"  # created, modified, sensitivity
-        v[15], v[17] = v[15] or "", v[17] or "{}"  # version, frontmatter
-        return cls(*v)
 
 
 # Multi-thread mode, not serialized: an Index is used only under its Memory's lock, and its second
@@ -691,140 +483,6 @@ class Index:
             params.append(limit)
         return self._rows(sql, params)
 
-    def search_notes(
-        self,
-        terms: Sequence[str],
-        filters: Filters,
-        limit: int,
-        stats: TermStats | None = None,
-        seen: dict[int, Seen] | None = None,
-        *,
-        private_lines: bool | None = None,
-    ) -> list[tuple[Row, float]]:
-        """The ``limit`` best notes holding any of ``terms`` (from ``search_terms``): BM25
-        (field-weighted), then newest, then permalink and path.
-
-        A term in half the notes or more has no weight in BM25 (FTS5 gives it an IDF of 1e-6),
-        yet FTS5 would score every note that holds it. So it is left out of the query while
-        other terms find ``limit`` notes: the notes holding only such terms would all come
-        after those anyway. ``stats``: ``term_stats(terms)``, if the caller has it. ``seen``, if
-        given, receives every note ranked on the way (the hits and a few after them), by id.
-        ``private_lines``: whether words on #sensitive lines count; by default they do exactly
-        when ``filters`` lets sensitive notes through.
-        """
-        if not terms:
-            return []
-        private = filters.include_sensitive if private_lines is None else private_lines
-        stats = stats or self.term_stats(terms)
-        # In the columns searched; by default a floor for them (notes holding a term outside
-        # "private"). A term's own count is a floor for its prefix query's (``data*``: ``database``).
-        held = stats.docs if private else stats.public
-
-        def searched(some: Sequence[str]) -> str:
-            match = match_expression(some) or ""
-            return match if private else f"{_PUBLIC_COLUMNS} : ({match})"
-
-        weighted = [t for t in terms if 2 * held.get(t, 0) < stats.notes]
-        if weighted and len(weighted) < len(terms):
-            matches = max(held.get(t, 0) for t in weighted)
-            ranked = self._ranked(searched(weighted), filters, limit, matches, seen)
-            if len(ranked) >= limit:
-                return ranked
-            if seen is not None:
-                seen.clear()
-        return self._ranked(searched(terms), filters, limit, max(held.get(t, 0) for t in terms), seen)
-
-    def _ranked(
-        self, match: str, filters: Filters, limit: int, matches: int, seen: dict[int, Seen] | None = None
-    ) -> list[tuple[Row, float]]:
-        """``matches``: a floor for how many notes ``match`` finds (the most any one term is in)."""
-        if filters.selective:
-            found = self._search_notes_filtered(match, filters, limit)
-            if seen is not None:
-                seen.update(
-                    (r.id, Seen(score, r.scope, r.permalink, r.modified_ts, r.path)) for r, score in found
-                )
-            return found
-        # Few notes fail the default filters, so rank in FTS5 alone and widen the window only
-        # when the cut could hide a note that ranks (or ties) inside the limit.
-        window = max(4 * limit, 64)
-        where, params = filters.sql()
-        while True:
-            ranked = self._best_scores(match, window + 1, split=matches >= SPLIT_AFTER and _CORES > 1)
-            scores = dict(ranked)
-            marks = _marks(scores)
-            # Sort on the few columns the order needs; read whole rows only for those kept.
-            # (id, scope, permalink, modified_ts, path), as ``keys_by_permalinks`` gives them.
-            keys = self.db.execute(
-                f"SELECT n.id, n.scope, n.permalink, n.modified_ts, n.path FROM notes n WHERE n.id IN ({marks}) AND {where}",
-                [*scores, *params],
-            ).fetchall()
-            keys.sort(key=lambda k: rank_order(-scores[k[0]], k[3], k[2], k[4]))
-            exhausted = len(ranked) <= window
-            if exhausted or (len(keys) >= limit and scores[keys[limit - 1][0]] < ranked[-1][1]):
-                kept = [k[0] for k in keys[:limit]]
-                rows = self.rows_by_ids(kept)
-                if seen is not None:
-                    seen.update((k[0], Seen(-scores[k[0]], *k[1:])) for k in keys)
-                # A note another process removed between these reads is left out, not an error.
-                return [(rows[i], -scores[i]) for i in kept if i in rows]
-            window *= 4
-
-    def _best_scores(self, match: str, count: int, *, split: bool) -> list[tuple[int, float]]:
-        """The ``count`` best (note id, BM25) for ``match``, best (lowest) first; ties in no set order.
-
-        With ``split``, the notes below the middle id are ranked here while a second connection
-        ranks the rest in a thread. FTS5 computes each term's weight over the whole table either
-        way, so both halves score a note exactly as one query would.
-        """
-        sql = f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS score FROM notes_fts WHERE notes_fts MATCH ?"
-        if split:
-            low, high = self.db.execute(
-                "SELECT (SELECT min(id) FROM notes), (SELECT max(id) FROM notes)"
-            ).fetchone()
-            split = low is not None and high > low
-        if not split:
-            return self.db.execute(f"{sql} ORDER BY score LIMIT ?", (match, count)).fetchall()
-        middle = (low + high) // 2 + 1
-        if self._second is None:
-            self._second = _open(self.path)
-        upper: list[tuple[int, float]] = []
-        failed: list[BaseException] = []  # raised here, in the caller's thread
-
-        def rank_upper() -> None:
-            try:
-                upper.extend(
-                    self._second.execute(  # type: ignore[union-attr]
-                        f"{sql} AND rowid >= ? ORDER BY score LIMIT ?", (match, middle, count)
-                    ).fetchall()
-                )
-            except BaseException as exc:
-                failed.append(exc)
-
-        # A thread for this query alone, not a pool: a process with a thread left running is
-        # never forked to read files (``records.read_records``).
-        helper = threading.Thread(target=rank_upper, name="cairn-rank", daemon=True)
-        helper.start()
-        try:
-            lower = self.db.execute(
-                f"{sql} AND rowid < ? ORDER BY score LIMIT ?", (match, middle, count)
-            ).fetchall()
-        finally:
-            helper.join()
-        if failed:
-            raise failed[0]
-        return sorted(lower + upper, key=lambda pair: pair[1])[:count]
-
-    def _search_notes_filtered(self, match: str, filters: Filters, limit: int) -> list[tuple[Row, float]]:
-        where, params = filters.sql()
-        sql = (
-            f"WITH m AS (SELECT rowid AS id, bm25(notes_fts, {_WEIGHTS}) AS score FROM notes_fts WHERE notes_fts MATCH ?)"
-            f" SELECT {_NOTE_COLUMNS}, m.score FROM m JOIN notes n ON n.id = m.id WHERE {where}"
-            " ORDER BY m.score, n.modified_ts DESC, n.permalink, n.path LIMIT ?"
-        )
-        rows = self.db.execute(sql, [match, *params, limit]).fetchall()
-        return [(Row.from_sql(r), -r[_N]) for r in rows]
-
     def lines_of(self, note_id: int, *, include_sensitive: bool = False) -> list[tuple[int, str]]:
         """The note's searchable lines as (file line number, text), sensitive ones only if asked."""
         return self.lines_of_many([note_id], include_sensitive=include_sensitive)[note_id]
@@ -846,155 +504,15 @@ class Index:
             for i in note_ids
         }
 
-    def superseded_by(self, row: Row, now: float, *, include_sensitive: bool) -> tuple[str, ...]:
-        """Permalinks of current notes in the same scope that say they replace this one; sensitive
-        ones only if ``include_sensitive`` (a permalink is made from its note's title)."""
-        return self.superseded_by_many([row], now, include_sensitive=include_sensitive)[row.id]
-
-    def superseded_by_many(
-        self, rows: Sequence[Row | NoteKey], now: float, *, include_sensitive: bool
-    ) -> dict[int, tuple[str, ...]]:
-        """``superseded_by`` of each row, by id, in one query per 10,000 rows.
-
-        A note never replaces itself, and of two notes that each say they replace the other the
-        newer one (then the later permalink) is current: otherwise both would be hidden as old.
-        """
-        found: dict[tuple[str, str], list[tuple[bool, float, str]]] = {}
-        if len(rows) > _FEW_TARGETS:
-            # A snapshot asks about every preference (12,500 in the 100k benchmark vault) while
-            # few notes are ever superseded: look up only the permalinks something names.
-            named = {target for (target,) in self.db.execute("SELECT DISTINCT target FROM supersedes")}
-            targets = list(dict.fromkeys(r.permalink for r in rows if r.permalink in named))
-        else:
-            targets = list(dict.fromkeys(r.permalink for r in rows))
-        for chunk in _chunks(targets):
-            for target, scope, permalink, modified in self.db.execute(
-                "SELECT s.target, r.scope, r.permalink, r.modified_ts FROM supersedes s"
-                f" JOIN notes r ON r.id = s.note_id WHERE s.target IN ({_marks(chunk)})"
-                " AND r.error IS NULL AND (r.expires_ts IS NULL OR r.expires_ts > ?)"
-                " AND (? OR r.sensitivity != 'sensitive') AND r.permalink != s.target"
-                " AND NOT EXISTS (SELECT 1 FROM notes t JOIN supersedes back ON back.note_id = t.id"
-                " WHERE t.scope = r.scope AND t.permalink = s.target AND back.target = r.permalink"
-                " AND t.error IS NULL"
-                " AND (coalesce(t.modified_ts, 0), t.permalink) > (coalesce(r.modified_ts, 0), r.permalink))",
-                [*chunk, now, include_sensitive],
-            ):
-                found.setdefault((target, scope), []).append(
-                    (modified is None, -(modified or 0.0), permalink)
-                )
-        # Newest replacement first (undated last), then by permalink.
-        replaced: dict[int, tuple[str, ...]] = dict.fromkeys((r.id for r in rows), ())
-        if found:
-            for r in rows:
-                if (r.permalink, r.scope) in found:
-                    replaced[r.id] = tuple(p for *_, p in sorted(found[r.permalink, r.scope]))
-        return replaced
-
-    def claim_holders(self, filters: Filters, claim_key: str) -> list[Row]:
-        """Every visible, current note that claims a value for ``claim_key``."""
-        where, params = filters.sql()
-        return self._rows(
-            f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE {where} AND n.claim_key = ?"
-            " ORDER BY n.modified_ts DESC, n.permalink",
-            [*params, claim_key],
-        )
-
-    def term_stats(self, terms: Sequence[str]) -> TermStats:
-        """How many notes there are and how many hold each term: for weighting the terms, and for
-        leaving out of a search those with no weight."""
-        notes = self.db.execute("SELECT count(*) FROM notes_fts_docsize").fetchone()[0]
-        docs: dict[str, int] = {}
-        public: dict[str, int] = {}
-        for chunk in _chunks(terms):
-            for term, held, private in self.db.execute(
-                f"SELECT term, docs, private FROM term_df WHERE term IN ({_marks(chunk)})", chunk
-            ):
-                docs[term], public[term] = held, held - private
-        for term in terms:
-            if len(term) == 1 and tokenize.is_cjk(term):
-                # A character is spread over every bigram it starts: count the notes, not a token.
-                docs[term] = self.db.execute(
-                    "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (f'"{term}"*',)
-                ).fetchone()[0]
-        return TermStats(notes, docs, public)
-
-    def in_names(self, terms: Sequence[str]) -> list[str]:
-        """Those of ``terms`` that some note holds in its title or tags, in their order."""
-        return [
-            term
-            for term in terms
-            if self.db.execute(
-                "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT 1", (f'{{title tags}} : "{term}"',)
-            ).fetchone()
-        ]
-
-    def names_near(self, first: str, second: str, within: int) -> list[str]:
-        """Titles and tags of notes that hold, in a title or tag, CJK characters ``first`` and
-        ``second`` at most ``within`` characters apart, in either order (each character starts
-        one token: ``tokenize.tokens``). At most ``NAMES_NEAR`` notes' worth."""
-        match = f'{{title tags}} : NEAR("{first}"* "{second}"*, {within})'
-        names: list[str] = []
-        for title, tags in self.db.execute(
-            "SELECT title, tags FROM notes WHERE id IN"
-            " (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)",
-            (match, NAMES_NEAR),
-        ):
-            names += [title or "", *json.loads(tags or "[]")]
-        return names
-
-    def relations_of(self, note_id: int, *, include_private: bool) -> list[tuple[str, str, str | None]]:
-        """Outgoing relations: (type, target, resolved permalink or None), in file order; those
-        written on #sensitive lines only if ``include_private``."""
-        return self.relations_of_many([note_id], include_private=include_private)[note_id]
-
-    def relations_of_many(
-        self, note_ids: Sequence[int], *, include_private: bool
-    ) -> dict[int, list[tuple[str, str, str | None]]]:
-        """``relations_of`` each note, by id, in one query."""
-        out: dict[int, list[tuple[str, str, str | None]]] = {i: [] for i in note_ids}
-        if note_ids:
-            marks = _marks(note_ids)
-            for note_id, *relation in self.db.execute(
-                f"SELECT r.note_id, r.type, r.target, {_RESOLVED} FROM relations r JOIN notes n ON n.id = r.note_id"
-                f" WHERE r.note_id IN ({marks}) AND (? OR r.private = 0) ORDER BY r.note_id, r.line, r.target",
-                [*note_ids, include_private],
-            ):
-                out[note_id].append(tuple(relation))  # type: ignore[arg-type]
-        return out
-
-    def backlinks_of(self, row: Row, visible: Filters) -> list[tuple[str, str, str]]:
-        """Incoming relations: (type, source title, source permalink), from the notes ``visible``
-        (a ``Filters.visibility()``) lets through; links on #sensitive lines only with the
-        sensitive notes."""
-        return self.backlinks_of_many([row], visible)[row.id]
-
-    def backlinks_of_many(
-        self, rows: Sequence[Row], visible: Filters
-    ) -> dict[int, list[tuple[str, str, str]]]:
-        """``backlinks_of`` each row, by id, in one query: relations in the row's scope whose
-        target is its title or its permalink, from other notes."""
-        out: dict[int, list[tuple[str, str, str]]] = {r.id: [] for r in rows}
-        wanted: dict[tuple[str, str], list[Row]] = {}
-        for r in rows:
-            for k in dict.fromkeys((key(r.title), key(r.permalink))):
-                wanted.setdefault((r.scope, k), []).append(r)
-        if not wanted:
-            return out
-        keys = sorted({k for _, k in wanted})
-        where, params = visible.sql()
-        for target_key, scope, source_id, rel_type, title, permalink in self.db.execute(
-            "SELECT r.target_key, n.scope, n.id, r.type, n.title, n.permalink FROM relations r"
-            f" JOIN notes n ON n.id = r.note_id WHERE {where} AND r.target_key IN ({_marks(keys)})"
-            " AND (? OR r.private = 0) ORDER BY n.permalink, r.line",
-            [*params, *keys, visible.include_sensitive],
-        ):
-            for r in wanted.get((scope, target_key), ()):
-                if r.id != source_id:
-                    out[r.id].append((rel_type, title, permalink))
-        return out
-
     def _rows(self, sql: str, params: Sequence[Any]) -> list[Row]:
         return [Row.from_sql(r) for r in self.db.execute(sql, params)]
+
+    def second_connection(self) -> apsw.Connection:
+        """A second connection to the file, opened at first use: for ranking half of a large match
+        in a thread while this one ranks the other half (``search.candidates``)."""
+        if self._second is None:
+            self._second = _open(self.path)
+        return self._second
 
 
 class _Permalinks(Container[str]):
@@ -1225,12 +743,6 @@ def _marks(values: Sized) -> str:
     return ",".join("?" * len(values))
 
 
-def rank_order(score: float, modified_ts: float | None, permalink: str, path: str) -> tuple[Any, ...]:
-    """Sort key of a ranked note (``score``: higher is better): score, then newest, then
-    permalink and path, so that the same vault and query always give one order."""
-    return (-score, -(modified_ts or 0.0), permalink, path)
-
-
 def _chunks(values: Sequence[_V]) -> Iterator[list[_V]]:
     """``values`` in runs short enough to bind: SQLite takes at most 32,766 parameters."""
     for start in range(0, len(values), 10_000):
@@ -1253,36 +765,3 @@ def _all_tokens(columns: _Columns | None) -> set[str]:
 
 def _private_tokens(columns: _Columns | None) -> set[str]:
     return set(columns[-1].split()) if columns and columns[-1] else set()
-
-
-# A shorter English term is a whole word, not the start of one: as a prefix, ``car`` would find
-# ``card`` and ``career``, and ``wed`` (the stem of ``wedding``) ``wednesday``.
-MIN_PREFIX = 4
-
-
-def prefix_terms(terms: Sequence[str]) -> frozenset[str]:
-    """The query terms that also match longer tokens: ASCII words of ``MIN_PREFIX`` letters or
-    more, and single CJK characters (indexed as the first half of a bigram, see ``cairn.tokenize``)."""
-    return frozenset(
-        t for t in terms if (t.isascii() and len(t) >= MIN_PREFIX) or (len(t) == 1 and tokenize.is_cjk(t))
-    )
-
-
-def search_terms(query: str) -> list[str]:
-    """A user query's terms, tokenized as the index was."""
-    return tokenize.query_terms(query, stem=tokenize.STEM_ENGLISH)
-
-
-def match_expression(terms: Sequence[str]) -> str | None:
-    """FTS5 MATCH text for ``search_terms``: every term quoted, OR-ed; longer words also match as
-    prefixes, and a stem ending in ``i`` also as its adjective's stem (``tokenize.stem_without_i``)."""
-    if not terms:
-        return None
-    prefixes = prefix_terms(terms)
-    parts = []
-    for term in terms:
-        quoted = '"' + term.replace('"', '""') + '"'
-        parts.append(quoted + "*" if term in prefixes else quoted)
-        if shorter := tokenize.stem_without_i(term):
-            parts.append(f'"{shorter}"')
-    return " OR ".join(parts)

@@ -2,45 +2,40 @@
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import errno
 import functools
 import hashlib
-import json
-import math
 import os
 import re
 import stat
 import threading
 import time
 import unicodedata
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Concatenate, NamedTuple, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from . import index, lifecycle, ranking, records, tokenize
+from . import context, index, lifecycle, ranking, records
 from .errors import AlreadyExists, Busy, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
 from .index import BUSY as BUSY_INDEX
 from .index import DAMAGED as DAMAGED_INDEX
-from .index import Filters, Index, NoteKey, Row, Seen, TermStats, prefix_terms, search_terms
+from .index import Filters, Index, Row
 from .models import (
-    Claim,
     Context,
-    ContextNode,
     Damaged,
     DoctorReport,
     Hit,
     Note,
     NoteSummary,
     RefreshReport,
-    Related,
-    Relation,
 )
 from .notefile import load_note
+from .rows import summary
+from .search import analysis, candidates, current, hits, lines, linked
+from .search.analysis import prefix_terms
+from .search.candidates import Seen
+from .search.vocabulary import IndexVocabulary
 from .vault import (
     FileStat,
     VaultConfig,
@@ -72,32 +67,7 @@ Progress = Callable[[int, int], None]  # (done, total)
 MAX_NOTE_BYTES = 2 * 1024 * 1024
 MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
-RELATED_PER_HIT = 10
-# Chinese pairs of one query looked up as short forms of names (_long_forms): 西工大附中 has four.
-SHORT_FORMS = 4
-SHORT_FORM_RUN = 4  # ... each typed in a word of at most this many characters,
-UNKNOWN_WORD_PAIRS = 3  # ... or among at least this many pairs in a row that no note holds
-LONG_FORMS = 3  # names one short form may stand for; more, and it stands for none of them
-MAX_QUERY_TERMS = 64  # a longer query (a pasted page) searches for its rarest terms the vault holds
-SNIPPET_LINE_CHARS = 320  # a pasted log or minified blob is one line: a hit shows this much of each
 CHECKPOINT_AFTER = 500  # files re-indexed in one go after which the WAL is folded back
-LINE_CANDIDATE_NOTES = 30  # notes whose lines a line search ranks (at least)
-# A note linked to or from a hit gains this share of the hit's score: the note a question reaches
-# through a link ("who found the coupon bug": the colleague the incident note names) often holds
-# none of its words. On the four memory sets every share tried (0.2, 0.4, 0.6) raised R@5 or MRR
-# overall on each set and lowered neither (relation queries gained most; two other kinds lost one
-# rank on one query each); this is mid-range, not the best of the three.
-# A link whose type holds query words ("who prescribed the physio": ``prescribed_by [[Dr. A]]``)
-# passes on more, up to the whole score for a type that holds every word asked: the share of the
-# query's weight the type holds adds that much of the rest (1 - LINK_SHARE). Measured on the four
-# memory sets: three English relation queries rose (4th to 2nd twice, 4th to 3rd), none fell.
-LINK_SHARE = 0.3
-# Links pass scores between the notes ranked, so a short list would rank on fewer links than a
-# long one: with a limit of 3, a note that gains from the 5th hit could lose its place to one that
-# only the cut spared. Search ranks at least this many notes before the cut, so that any limit up
-# to it (the MCP tool's 8, the CLI's 10) shows the first hits of the same order.
-RANKED_AT_LEAST = 10
-SNAPSHOT_ITEM_BYTES = 2048  # one long note must not crowd every other note out of a snapshot
 _T = TypeVar("_T")
 _P = ParamSpec("_P")
 # A file this fresh may change again within the same mtime tick, so it is hashed again at the next
@@ -532,7 +502,7 @@ class Memory:
             raise InvalidInput("limit must be 1 or more")
         with self._lock:
             self._sync()
-            return [_summary(row) for row in self._index.list(filters, limit)]
+            return [summary(row) for row in self._index.list(filters, limit)]
 
     @_mends_index
     def search(
@@ -595,233 +565,27 @@ class Memory:
         )
         with self._lock:
             self._sync()
-            terms, stats, stands_for = self._query_terms(query)
+            terms, stats, stands_for = analysis.analyse(query, IndexVocabulary(self._index))
             if query.strip() and not terms:
                 return []  # only punctuation or symbols: nothing a keyword can match
             ranker = ranking.Query.build(terms, stats.notes, stats.docs, prefix_terms(terms), stands_for)
             if granularity == "line" and terms:
-                return self._line_hits(terms, stats, ranker, filters, limit)
+                return lines.line_hits(self._index, terms, stats, ranker, filters, limit)
             links = None
             if not terms:
                 ranked = [(row, 0.0) for row in self._index.list(filters, limit)]
             else:
                 seen: dict[int, Seen] = {}
-                pool = max(limit, RANKED_AT_LEAST)
-                ranked = self._index.search_notes(terms, filters, pool, stats, seen)
-                ranked, links = self._with_linked(ranked, seen, filters, pool, ranker)
+                pool = max(limit, linked.RANKED_AT_LEAST)
+                ranked = candidates.search_notes(self._index, terms, filters, pool, stats, seen)
+                ranked, links = linked.with_linked(self._index, ranked, seen, filters, pool, ranker)
                 ranked = ranked[:limit]
-            details = self._details([row for row, _ in ranked], filters, links=links)
-            hits = [self._hit(row, score, filters, ranker=ranker, details=details) for row, score in ranked]
-            return self._current_first(hits, filters, ranker)[:limit]
-
-    def _with_linked(
-        self,
-        ranked: list[tuple[Row, float]],
-        seen: dict[int, Seen],
-        filters: Filters,
-        limit: int,
-        ranker: ranking.Query,
-    ) -> tuple[list[tuple[Row, float]], _Links]:
-        """``ranked`` (``search_notes``, best first) once each note linked to or from a hit has
-        gained ``LINK_SHARE`` of the best such hit's score, more for a link whose type the query
-        names (see ``LINK_SHARE``): a linked note ranked lower, or not at all, may come in.
-        ``seen``: the notes search_notes saw (a linked note outside them scores its gain alone:
-        its own score is below the last of them). Also the links read."""
-        links = _Links(
-            self._index.relations_of_many(
-                [r.id for r, _ in ranked], include_private=filters.include_sensitive
-            ),
-            self._index.backlinks_of_many([r for r, _ in ranked], filters.visibility()),
-        )
-        # Relation type -> the share of the query's weight it holds. The types are counted in one
-        # call: each call folds and scans its texts once, whatever their number.
-        types = list(
-            dict.fromkeys(
-                relation_type
-                for by_note in (links.relations, links.backlinks)
-                for note_links in by_note.values()
-                for relation_type, *_ in note_links
-            )
-        )
-        named = {
-            t: ranking.coverage([counts], ranker)
-            for t, counts in zip(types, ranking.term_counts(types, ranker), strict=True)
-        }
-
-        def share(relation_type: str) -> float:
-            return LINK_SHARE + (1 - LINK_SHARE) * named[relation_type]
-
-        gained: dict[tuple[str, str], float] = {}  # (scope, permalink) -> its best share
-        for row, score in ranked:
-            if score <= 0:
-                continue
-            linked = [(t, p) for t, _, p in links.relations[row.id] if p]
-            linked += [(t, p) for t, _, p in links.backlinks[row.id]]
-            for relation_type, permalink in linked:
-                if permalink != row.permalink:
-                    at = (row.scope, permalink)
-                    gained[at] = max(gained.get(at, 0.0), share(relation_type) * score)
-        if not gained:
-            return ranked, links
-        # Ranked on keys alone; whole rows are read only for the linked notes that make the cut.
-        scored: dict[int, tuple[float, Row | None, tuple[Any, ...]]] = {}
-        for row, score in ranked:
-            score += gained.get((row.scope, row.permalink), 0.0)
-            scored[row.id] = (score, row, index.rank_order(score, row.modified_ts, row.permalink, row.path))
-        shown = {(row.scope, row.permalink) for row, _ in ranked}
-        # A linked note outside those seen scores its gain alone; where that cannot reach the
-        # score a note must beat to be shown, only the notes seen can come in, and they are known.
-        scores = sorted((score for score, _, _ in scored.values()), reverse=True)
-        bar = scores[limit - 1] if len(scores) >= limit else -math.inf
-        seen_at: dict[tuple[str, str], list[tuple[int, str, str, float | None, str]]] = {}
-        for note_id, note in seen.items():
-            seen_at.setdefault((note.scope, note.permalink), []).append((note_id, *note[1:]))
-        linked: list[tuple[int, str, str, float | None, str]] = []  # id, scope, permalink, modified, path
-        wanted: set[str] = set()
-        for at, gain in gained.items():
-            if at in shown:
-                continue
-            if gain >= bar:
-                wanted.add(at[1])
-            else:
-                linked += seen_at.get(at, ())
-        linked += self._index.keys_by_permalinks(filters, sorted(wanted))
-        for note_id, scope, permalink, modified, path in linked:
-            if (scope, permalink) in gained and (scope, permalink) not in shown:
-                score = (seen[note_id].score if note_id in seen else 0.0) + gained[(scope, permalink)]
-                scored[note_id] = (score, None, index.rank_order(score, modified, permalink, path))
-        best = sorted(scored.items(), key=lambda item: item[1][2])[:limit]
-        unread = [note_id for note_id, (_, row, _) in best if row is None]
-        read = self._index.rows_by_ids(unread) if unread else {}
-        # A note another process removed meanwhile is left out, as in search_notes.
-        return [
-            (row if row is not None else read[note_id], score)
-            for note_id, (score, row, _) in best
-            if row is not None or note_id in read
-        ], links
-
-    def _query_terms(self, query: str) -> tuple[list[str], TermStats, dict[str, tuple[str, ...]]]:
-        """The query's terms, less the CJK seams between words (``tokenize.seams``), and how
-        many notes hold each; then the acronyms or Chinese abbreviations that the query or a name
-        in it could stand for, those a note holds (``tokenize.query_acronyms``;
-        ``query_abbreviations`` only in a title or tags), each standing for the name's terms, and
-        the query's words written together that a note holds
-        (``tokenize.query_compounds``), with the terms they stand for. A word of letters and
-        digits that no note holds is asked as its parts (``tokenize.letter_digit_parts``), a
-        Chinese short form that no note holds as the names it shortens (``_long_forms``)."""
-        terms = search_terms(query)
-        typed = tokenize.cjk_pairs(query)
-        runs = [pairs for pairs in typed if len(pairs) > 2]  # long enough for a seam
-        shortened = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
-        abbreviations = tokenize.query_abbreviations(query)
-        for pair in self._index.in_names(list(abbreviations)):
-            shortened.setdefault(pair, abbreviations[pair])
-        short_forms = {a: words for a, words in shortened.items() if a not in terms}
-        joins: dict[str, tuple[str, ...]] = {}
-        if len(terms) <= MAX_QUERY_TERMS:  # not for a pasted page: its rarest words carry it (below)
-            compounds = tokenize.query_compounds(query, stem=tokenize.STEM_ENGLISH)
-            joins = {joined: parts for joined, parts in compounds.items() if joined not in terms}
-        splits = {t: s for t in terms if (s := tokenize.letter_digit_parts(t, stem=tokenize.STEM_ENGLISH))}
-        pieces = [p for split in splits.values() for p in split]
-        asked = dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms, *joins, *pieces])
-        stats = self._index.term_stats(list(asked))
-        # A term no note holds is asked as what it may be written as instead.
-        instead = {t: split for t, split in splits.items() if not stats.docs.get(t)}
-        instead |= self._long_forms(typed, terms, stats)
-        if runs:
-            seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0 or pair in instead, terms)
-            terms = [t for t in terms if t not in seams] or terms
-        if instead:
-            terms = list(dict.fromkeys(t for term in terms for t in instead.get(term, [term])))
-            if unasked := [t for t in terms if t not in asked]:
-                more = self._index.term_stats(unasked)
-                stats = TermStats(stats.notes, {**stats.docs, **more.docs}, {**stats.public, **more.public})
-        if len(terms) > MAX_QUERY_TERMS:
-            # A pasted page: its rarest words that the vault holds carry the query (BM25 would
-            # weigh the rest near zero), and a bounded query stays fast.
-            held = sorted(terms, key=lambda t: (stats.docs.get(t, 0) == 0, stats.docs.get(t, 0)))
-            kept = set(held[:MAX_QUERY_TERMS])
-            terms = [t for t in terms if t in kept]
-        stands_for: dict[str, tuple[str, ...]] = {}
-        for short, words in short_forms.items():
-            if stats.docs.get(short, 0) > 0:
-                written = (t for term in search_terms(words) for t in instead.get(term, [term]))
-                if kept := tuple(dict.fromkeys(t for t in written if t in terms)):
-                    stands_for[short] = kept
-        for joined, parts in joins.items():
-            if stats.docs.get(joined, 0) > 0 and (kept := tuple(p for p in parts if p in terms)):
-                stands_for.setdefault(joined, kept)
-        return [*terms, *stands_for], stats, stands_for
-
-    def _long_forms(self, typed: list[list[str]], terms: list[str], stats: TermStats) -> dict[str, list[str]]:
-        """The Chinese pairs among ``terms`` that no note holds but that shorten names some notes'
-        titles or tags hold (``工行``: ``工商银行``, see ``tokenize.long_forms``), each with the
-        terms of those names, which search asks for in its place. Not a pair that could shorten
-        more than ``LONG_FORMS`` names.
-
-        Only a pair typed (``typed``: the query's pairs, run by run) in a word of up to
-        ``SHORT_FORM_RUN`` characters: in a sentence, a pair no note holds is mostly two words
-        meeting (``每个月``: ``每个``, not ``每月第二个``). Or one of a longer run's
-        ``UNKNOWN_WORD_PAIRS`` or more pairs in a row that no note holds: words the vault knows
-        break such a stretch at every pair they hold, so it is a word the vault does not know,
-        most often the short form of a long name (``西工大附中``: ``西北工业大学附属中学``)."""
-
-        def held(pair: str) -> bool:
-            return stats.docs.get(pair, 0) > 0
-
-        in_words: set[str] = set()
-        for pairs in typed:
-            if len(pairs) < SHORT_FORM_RUN:
-                in_words.update(pairs)
-            else:
-                in_words.update(tokenize.unknown_stretches(pairs, held, UNKNOWN_WORD_PAIRS))
-        unheld = [t for t in terms if t in in_words and not held(t)]
-        written: dict[str, list[str]] = {}
-        for pair in unheld[:SHORT_FORMS]:
-            names = self._index.names_near(pair[0], pair[1], tokenize.LEFT_OUT_CHARS[1])
-            if 0 < len(forms := tokenize.long_forms(pair, names)) <= LONG_FORMS:
-                written[pair] = [t for form in forms for t in tokenize.query_terms(form)]
-        return written
-
-    def _line_hits(
-        self, terms: Sequence[str], stats: TermStats, ranker: ranking.Query, filters: Filters, limit: int
-    ) -> list[Hit]:
-        """The best lines of the best notes: each line scored on its own words, plus a share of
-        its note's score, and of a question's if it follows one (see ``ranking``). Headings are
-        never line hits."""
-        notes = self._index.search_notes(terms, filters, max(2 * limit, LINE_CANDIDATE_NOTES), stats)
-        if not notes:
-            return []
-        all_lines = self._index.lines_of_many(
-            [row.id for row, _ in notes], include_sensitive=filters.include_sensitive
-        )
-        # Every line of a note counted once, here: ranking reads its content lines' counts, and
-        # the hit (its coverage) all of them.
-        counted = {row.id: ranking.term_counts([t for _, t in all_lines[row.id]], ranker) for row, _ in notes}
-        candidates = []
-        for row, note_score in notes:
-            lines = all_lines[row.id]
-            content = [i for i, (_, text) in enumerate(lines) if not ranking.is_heading(text)]
-            candidates.append(
-                (row, note_score, lines, [lines[i] for i in content], [counted[row.id][i] for i in content])
-            )
-        scored = _score_lines(candidates, ranker)[:limit]
-        details = self._details([row for _, row, *_ in scored], filters, lines=all_lines)
-        per_note: dict[int, _HitExtras] = {}  # several lines, one note
-        return [
-            self._hit(
-                row,
-                score,
-                filters,
-                line=n,
-                lines=lines,
-                counted=counted[row.id],
-                ranker=ranker,
-                cache=per_note,
-                details=details,
-            )
-            for score, row, n, lines, _text in scored
-        ]
+            details = hits.read_details(self._index, [row for row, _ in ranked], filters, links=links)
+            found = [
+                hits.hit(self._index, row, score, filters, ranker=ranker, details=details)
+                for row, score in ranked
+            ]
+            return current.current_first(self._index, found, filters, ranker)[:limit]
 
     @_mends_index
     def context(
@@ -852,36 +616,16 @@ class Memory:
         )
         with self._lock:
             self._sync()
-            if "*" in target:
-                pattern = re.sub(r"([\[\]?])", r"[\1]", target)
-                primary_rows = self._index.rows_by_glob(visible, pattern, 50)
-                if not primary_rows:
-                    raise NotFound(f"no note matches {url!r}")
-            else:
-                primary_rows = [self._resolve(target, scopes)]
-            primary = tuple(self._load(row.path) for row in primary_rows)
-            seen = {row.id for row in primary_rows}
-            nodes: list[ContextNode] = []
-            unresolved: list[Relation] = []
-            frontier = primary_rows
-            for level in range(1, depth + 1):
-                following: list[Row] = []
-                for row in frontier:
-                    for rel_type, rel_target, linked in self._index.relations_of(
-                        row.id, include_private=include_sensitive
-                    ):
-                        if linked is None:
-                            if level == 1:
-                                unresolved.append(Relation(rel_type, rel_target))
-                            continue
-                        for hop in self._index.rows_by_permalink((row.scope,), linked)[:1]:
-                            if _visible(hop, visible):
-                                following += self._visit(hop, level, rel_type, row, seen, nodes, bound)
-                    for rel_type, _title, source in self._index.backlinks_of(row, visible):
-                        for hop in self._index.rows_by_permalink((row.scope,), source)[:1]:
-                            following += self._visit(hop, level, rel_type, row, seen, nodes, bound)
-                frontier = following
-            return Context(url=url, primary=primary, related=tuple(nodes), unresolved=tuple(unresolved))
+            return context.gather(
+                self._index,
+                url,
+                target,
+                resolve=lambda ident: self._resolve(ident, scopes),
+                load=self._load,
+                depth=depth,
+                bound=bound,
+                visible=visible,
+            )
 
     @_mends_index
     def snapshot(
@@ -905,146 +649,20 @@ class Memory:
         Raises:
             InvalidInput: budgets too small to hold even the empty wrapper.
         """
-        from . import snapshot  # only snapshots need it: searches start ~8 ms faster without it
+        from . import snapshot_gather  # only snapshots need it: searches start ~8 ms faster without it
 
         scope_list = self._read_scopes(scopes)
         with self._lock:
             self._sync()
-            now = time.time()
-            current = Filters(scopes=scope_list, now=now)
-            every = Filters(scopes=scope_list, include_sensitive=True, include_expired=True, now=now)
-            omitted: dict[str, list[str]] = {"sensitive": [], "expired": [], "superseded": []}
-            rows: list[tuple[Row, str]] = []
-            terms, stats, _ = self._query_terms(query)
-
-            def admit(found: Sequence[Row], why: str) -> None:
-                for row in found:
-                    if row.sensitivity == "sensitive":
-                        omitted["sensitive"].append(row.permalink)
-                    elif not _visible(row, current):
-                        omitted["expired"].append(row.permalink)
-                    else:
-                        rows.append((row, why))
-
-            if terms:
-                # Sensitive notes are searched to be counted as left out; words on #sensitive
-                # lines never count: they would bring in, unnamed, the note that hides them.
-                found = self._index.search_notes(terms, every, top_k * 3, stats, private_lines=False)
-                admit([row for row, _score in found], "query")
-            preferences = replace(every, type="preference", where={"confirmed": {"$ne": False}})
-            admit(self._index.keys(preferences), "preference")  # a vault may hold thousands
-            sections = [
-                r for r in self._index.list(replace(every, folder="sections"), None) if r.folder == "sections"
-            ]
-            admit(sorted(sections, key=_section_order), "section")
-            candidates, beyond = self._snapshot_items(rows, current, omitted, snapshot.reach(top_k))
-            return snapshot.build(
-                candidates,
+            return snapshot_gather.gather(
+                self._index,
+                query,
+                scope_list,
                 top_k=top_k,
                 max_bytes=max_bytes,
                 max_tokens=max_tokens,
-                omitted=omitted,
-                beyond=beyond,
+                now=time.time(),
             )
-
-    def _snapshot_items(
-        self,
-        rows: Sequence[tuple[Row | NoteKey, str]],
-        current: Filters,
-        omitted: dict[str, list[str]],
-        reach: int,
-    ) -> tuple[list[snapshot.Item], list[str]]:
-        """Replace superseded notes by what replaces them and keep disagreeing claims together.
-
-        Returns the first ``reach`` candidates (a disagreement counting once), which are all a
-        snapshot may try, and the permalinks of the notes after them, which it can only name.
-        """
-        chosen: list[tuple[Row, str, str | None]] = []  # (row, why, claim group)
-        beyond: list[str] = []
-        units = 0
-        seen: set[str] = set()
-        queue = deque(rows)
-        # A note replaced by a sensitive one is still left out (and the replacement not named).
-        replaced = self._index.superseded_by_many(
-            [row for row, _ in rows], current.now, include_sensitive=True
-        )
-        while queue:
-            row, why = queue.popleft()
-            if row.permalink in seen:
-                continue
-            replacers = (
-                replaced[row.id]
-                if row.id in replaced
-                else self._index.superseded_by(row, current.now, include_sensitive=True)
-            )
-            if replacers:
-                omitted["superseded"].append(row.permalink)
-                seen.add(row.permalink)
-                queue.extendleft(
-                    reversed(
-                        [
-                            (r, why)
-                            for permalink in replacers
-                            for r in self._index.rows_by_permalink((row.scope,), permalink)
-                            if _visible(r, current)
-                        ]
-                    )
-                )
-                continue
-            seen.add(row.permalink)
-            if units >= reach:
-                beyond.append(row.permalink)
-                continue
-            if isinstance(row, NoteKey) and (row := self._index.row_by_id(row.id)) is None:
-                continue
-            units += 1  # the row and its disagreeing mates go in as one
-            group = None
-            mates: list[Row] = []
-            if row.claim_key and (holders := self._disagreeing(current, row.claim_key)):
-                group = row.claim_key
-                mates = [r for r in holders if r.permalink != row.permalink and r.permalink not in seen]
-            for member in [row, *mates]:
-                seen.add(member.permalink)
-                chosen.append((member, why, group))
-        return [self._snapshot_item(row, why, group) for row, why, group in chosen], beyond
-
-    def _disagreeing(self, filters: Filters, claim_key: str) -> list[Row]:
-        """The current notes claiming a value for ``claim_key``, if they claim more than one value."""
-        holders = self._index.claim_holders(filters, claim_key)
-        replaced = self._index.superseded_by_many(holders, filters.now, include_sensitive=True)
-        current = [r for r in holders if not replaced[r.id]]
-        return current if len({r.claim_value for r in current}) > 1 else []
-
-    def _snapshot_item(self, row: Row, why: str, group: str | None) -> snapshot.Item:
-        from . import snapshot
-
-        def body() -> str:  # read only if the snapshot tries this note
-            lines = [
-                text for _, text in self._index.lines_of(row.id) if text.lstrip("# ").strip() != row.title
-            ]
-            know = lifecycle.knowledge(json.loads(row.frontmatter))
-            if know:
-                lines += [f"applies when (not verified): {c}" for c in know.applicability]
-                lines += [f"failed when: {c}" for c in know.counterexamples]
-                if know.claim_key:
-                    lines.append(f"claim: {know.claim_key} = {know.claim_value}")
-            if row.expires_ts is not None:
-                lines.append(f"expires: {_expires_text(row)}")
-            # Counted as it will be shown: escaping can make a line up to six times longer ("{").
-            escaped_size = lambda part: len(snapshot.escape(part).encode("utf-8"))  # noqa: E731
-            return _clip("\n".join(lines), SNAPSHOT_ITEM_BYTES, row.permalink, escaped_size)
-
-        return snapshot.Item(
-            permalink=row.permalink,
-            title=row.title,
-            scope=row.scope,
-            version=row.version,
-            origin=row.origin,
-            modified=row.modified,
-            why=why,
-            body=body,
-            group=group,
-        )
 
     # -- maintenance ----------------------------------------------------------------------------
 
@@ -1324,209 +942,8 @@ class Memory:
         row = self._resolve(permalink, (scope,))
         return self._load(row.path)  # raises DamagedNote if it broke since it was indexed
 
-    def _details(
-        self,
-        rows: Sequence[Row],
-        filters: Filters,
-        lines: dict[int, list[tuple[int, str]]] | None = None,
-        links: _Links | None = None,
-    ) -> _Details:
-        """Lines and links of the rows about to become hits: four queries for all of them, fewer
-        when their ``lines`` or ``links`` (of some of them) were already read."""
-        rows = list({r.id: r for r in rows}.values())
-        ids = [r.id for r in rows]
-        links = links or _Links({}, {})
-        unread = [r for r in rows if r.id not in links.relations]
-        return _Details(
-            lines=lines
-            if lines is not None
-            else self._index.lines_of_many(ids, include_sensitive=filters.include_sensitive),
-            relations=links.relations
-            | self._index.relations_of_many(
-                [r.id for r in unread], include_private=filters.include_sensitive
-            ),
-            backlinks=links.backlinks | self._index.backlinks_of_many(unread, filters.visibility()),
-            superseded=self._index.superseded_by_many(
-                rows, filters.now, include_sensitive=filters.include_sensitive
-            ),
-        )
-
-    def _hit(
-        self,
-        row: Row,
-        score: float,
-        filters: Filters,
-        *,
-        line: int | None = None,
-        ranker: ranking.Query | None = None,
-        lines: list[tuple[int, str]] | None = None,
-        counted: Sequence[ranking.Counted | None] | None = None,
-        cache: dict[int, _HitExtras] | None = None,
-        details: _Details | None = None,
-    ) -> Hit:
-        """A row as a hit; ``details`` (from ``_details``) saves the queries for its lines and links,
-        and ``counted`` (``ranking.term_counts`` of ``lines``), if the caller has it, counting them."""
-        extras = cache.get(row.id) if cache is not None else None
-        if details is None and (lines is None or extras is None):
-            details = self._details([row], filters)
-        if lines is None:
-            lines = details.lines[row.id]  # type: ignore[union-attr]
-        # Each line tokenized once, for the best line and for coverage.
-        if counted is None and ranker is not None and ranker.terms and (line is None or extras is None):
-            counted = ranking.term_counts([t for _, t in lines], ranker)
-        if line is None:
-            line = _best_line(lines, ranker, counted)
-        numbers = [number for number, _ in lines]
-        at = bisect.bisect_left(numbers, line)
-        snippet = "\n".join(
-            _clip_line(text, ranker.probes if ranker else ()) for _, text in lines[max(0, at - 1) : at + 2]
-        )
-        if extras is None:
-            assert details is not None
-            related = [Related(t, target, linked) for t, target, linked in details.relations[row.id]]
-            related += [Related(t, title, source, "in") for t, title, source in details.backlinks[row.id]]
-            covered = None
-            if ranker is not None and counted is not None:
-                heading = ranking.term_counts([row.title, " ".join(row.tags)], ranker)
-                covered = ranking.coverage([*heading, *counted], ranker)
-            extras = (
-                tuple(related[:RELATED_PER_HIT]),
-                details.superseded[row.id],
-                covered,
-            )
-            if cache is not None:
-                cache[row.id] = extras
-        return Hit(
-            permalink=row.permalink,
-            title=row.title,
-            type=row.type,
-            tags=row.tags,
-            modified=row.modified,
-            path=row.path,
-            line=line,
-            snippet=snippet,
-            score=score,
-            scope=row.scope,
-            sensitive=row.sensitivity == "sensitive",
-            related=extras[0],
-            expires=_expires_text(row),
-            superseded_by=extras[1],
-            coverage=extras[2],
-            claim=Claim(row.claim_key, row.claim_value, row.permalink, row.path) if row.claim_key else None,
-        )
-
-    def _current_first(self, hits: list[Hit], filters: Filters, ranker: ranking.Query) -> list[Hit]:
-        """Put each replacement before what it supersedes, and bring disagreeing claims together.
-
-        A superseded note is never shown alone as if current; two current notes that claim
-        different values for one key are both shown, each naming the other, instead of one
-        silently winning.
-        """
-        visible = filters.visibility()
-        ordered = list(hits)
-        for hit in hits:
-            if hit.claim and not hit.superseded_by and (holders := self._disagreeing(visible, hit.claim.key)):
-                claims = tuple(Claim(r.claim_key or "", r.claim_value, r.permalink, r.path) for r in holders)
-                at = ordered.index(hit)
-                ordered[at] = replace(
-                    hit, disagreement=tuple(c for c in claims if c.permalink != hit.permalink)
-                )
-                present = {h.permalink for h in ordered}
-                missing = [r for r in holders if r.permalink not in present]
-                details = self._details(missing, visible)
-                extra = [self._hit(r, 0.0, visible, ranker=ranker, details=details) for r in missing]
-                ordered[at + 1 : at + 1] = [
-                    replace(e, disagreement=tuple(c for c in claims if c.permalink != e.permalink))
-                    for e in extra
-                ]
-        for hit in [h for h in ordered if h.superseded_by]:
-            replacer = hit.superseded_by[0]
-            positions = {h.permalink: i for i, h in enumerate(ordered)}
-            ordered.remove(hit)
-            if replacer in positions:
-                at = next(i for i, h in enumerate(ordered) if h.permalink == replacer)
-            else:
-                rows = [
-                    r for r in self._index.rows_by_permalink((hit.scope,), replacer) if _visible(r, visible)
-                ]
-                if not rows:
-                    ordered.insert(positions[hit.permalink], hit)
-                    continue
-                at = positions[hit.permalink]
-                ordered.insert(at, self._hit(rows[0], hit.score, visible, ranker=ranker))
-            ordered.insert(at + 1, hit)
-        return ordered
-
-    def _visit(
-        self,
-        row: Row,
-        level: int,
-        via: str,
-        source: Row,
-        seen: set[int],
-        nodes: list[ContextNode],
-        bound: float | None,
-    ) -> list[Row]:
-        if row.id in seen:
-            return []
-        seen.add(row.id)
-        if bound is not None and (row.modified_ts or 0) < bound:
-            return []
-        nodes.append(ContextNode(_summary(row), level, via, source.permalink))
-        return [row]
-
 
 # -- helpers ---------------------------------------------------------------------------------------
-
-
-_HitExtras = tuple[tuple[Related, ...], tuple[str, ...], float | None]  # related, superseded_by, coverage
-
-
-@dataclass(frozen=True)
-class _Details:
-    """What hits show beyond their row, by note id: fetched for many rows at once."""
-
-    lines: dict[int, list[tuple[int, str]]]
-    relations: dict[int, list[tuple[str, str, str | None]]]
-    backlinks: dict[int, list[tuple[str, str, str]]]
-    superseded: dict[int, tuple[str, ...]]
-
-
-class _Links(NamedTuple):
-    """Relations and backlinks of some notes, by note id, as ``_Details`` holds them."""
-
-    relations: dict[int, list[tuple[str, str, str | None]]]
-    backlinks: dict[int, list[tuple[str, str, str]]]
-
-
-# row, score, lines, its content lines (not headings), and their ``ranking.term_counts``
-_Candidate = tuple[Row, float, list[tuple[int, str]], list[tuple[int, str]], list[ranking.Counted | None]]
-_ScoredLine = tuple[float, Row, int, list[tuple[int, str]], str]  # score, row, line number, lines, text
-
-
-def _score_lines(candidates: Sequence[_Candidate], ranker: ranking.Query) -> list[_ScoredLine]:
-    """Every content line near a match, best first (ties: newest note, permalink, line). A note
-    found by its title, tags or permalink alone, with no such line, is shown by its first line."""
-    texts = [[t for _, t in content] for *_, content, _ in candidates]
-    counted = [note_counted for *_, note_counted in candidates]
-    line_ranker = ranking.for_lines(ranker, counted)  # terms weighed among these lines too
-    own_scores = [ranking.line_bm25(t, line_ranker, c) for t, c in zip(texts, counted, strict=True)]
-    best_line = max((max(own, default=0.0) for own in own_scores), default=0.0) or 1.0
-    best_note = max(score for _, score, *_ in candidates) or 1.0
-    scored: list[_ScoredLine] = []
-    for (row, note_score, lines, content, note_counted), note_texts, own in zip(
-        candidates, texts, own_scores, strict=True
-    ):
-        labelled = [bool(c and c.labelled) for c in note_counted]
-        blended = ranking.blend(note_texts, own, best_line * note_score / best_note, labelled)
-        shown = ranking.near_a_match(own)
-        if content and not any(shown):
-            shown[0] = True
-        for (n, text), score, ok in zip(content, blended, shown, strict=True):
-            if ok:
-                scored.append((score, row, n, lines, text))
-    scored.sort(key=lambda item: (-item[0], -(item[1].modified_ts or 0.0), item[1].permalink, item[2]))
-    return scored
 
 
 def _folder_on_disk(directory: Path, name: str) -> str | None:
@@ -1565,38 +982,6 @@ def _check_inside(vault: Path, rel: str) -> None:
             f"{rel} is reached through a symbolic link; Cairn does not read or write through links, "
             "which could lead out of the vault"
         )
-
-
-def _clip_line(text: str, probes: Sequence[str]) -> str:
-    """``text`` cut to ``SNIPPET_LINE_CHARS`` around the first query term it holds (its start if none)."""
-    if len(text) <= SNIPPET_LINE_CHARS:
-        return text
-    # Near enough to the index's folding to find where a term starts, and no longer than ``text``.
-    lowered = tokenize.simplified(text.lower())
-    found = [at for p in probes if (at := lowered.find(p)) >= 0]
-    start = max(0, min(found, default=0) - SNIPPET_LINE_CHARS // 4)
-    start = min(start, len(text) - SNIPPET_LINE_CHARS)
-    end = start + SNIPPET_LINE_CHARS
-    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
-
-
-def _best_line(
-    lines: Sequence[tuple[int, str]],
-    ranker: ranking.Query | None,
-    counted: Sequence[ranking.Counted | None] | None,
-) -> int:
-    """The line (a content line before a heading) with the best BM25; the first on a tie."""
-    if not lines:
-        return 1
-    if ranker is None or not ranker.terms:
-        return lines[0][0]
-    scores = ranking.line_bm25([t for _, t in lines], ranker, counted)
-    best, best_key = lines[0][0], (0.0, False)
-    for (number, text), score in zip(lines, scores, strict=True):
-        key = (score, not ranking.is_heading(text))  # the title is shown anyway
-        if score > 0 and key > best_key:
-            best, best_key = number, key
-    return best
 
 
 def _clean_title(title: str) -> str:
@@ -1715,60 +1100,3 @@ def _trusted_mtime(st: FileStat) -> int:
     """The mtime to remember, or -1 when the file is so fresh that a same-tick change could hide."""
     window = _RACY_SECONDS if st.mtime_ns % 1_000_000_000 == 0 else _RACY_SECONDS_FINE
     return -1 if time.time() - st.mtime_ns / 1e9 < window else st.mtime_ns
-
-
-def _expires_text(row: Row) -> str | None:
-    if row.expires_ts is None:
-        return None
-    return datetime.fromtimestamp(row.expires_ts, UTC).replace(microsecond=0).isoformat()
-
-
-def _visible(row: Row | NoteKey, filters: Filters) -> bool:
-    if row.sensitivity == "sensitive" and not filters.include_sensitive:
-        return False
-    return filters.include_expired or row.expires_ts is None or row.expires_ts > filters.now
-
-
-def _section_order(row: Row) -> tuple[float, str]:
-    order = json.loads(row.frontmatter).get("order")
-    return (float(order) if isinstance(order, int | float) else math.inf, row.title)
-
-
-def _clip(text: str, limit: int, permalink: str, size: Callable[[str], int]) -> str:
-    """At most ``limit`` bytes of ``text`` as ``size`` counts them, in whole lines but for a line
-    too long to keep, which is cut at a character; saying where the rest is."""
-    if size(text) <= limit:
-        return text
-    kept: list[str] = []
-    room = limit
-    for line in text.split("\n"):
-        cost = size(line) + 1
-        if cost <= room:
-            kept.append(line)
-            room -= cost
-            continue
-        if room > 64:  # worth showing the start of a long line rather than nothing of it
-            cut: list[str] = []
-            room -= size("…") + 1
-            for char in line:
-                room -= size(char)
-                if room < 0:
-                    break
-                cut.append(char)
-            kept.append("".join(cut) + "…")
-        break
-    return "\n".join([*kept, f"... (more in memory://{permalink})"])
-
-
-def _summary(row: Row) -> NoteSummary:
-    return NoteSummary(
-        permalink=row.permalink,
-        title=row.title,
-        type=row.type,
-        tags=row.tags,
-        scope=row.scope,
-        path=row.path,
-        created=row.created,
-        modified=row.modified,
-        sensitivity=row.sensitivity,
-    )

@@ -37,33 +37,37 @@ from . import tokenize
 from .observation_line import category_of
 
 # Lines are short and similar in length: term frequency saturates early and length matters less
-# than in whole documents. On LoCoMo (benchmarks/results/ablations.md), k1 0.9 / b 0.3 tie BM25's
-# usual 1.2 / 0.75 overall and lead where questions are broad (multi-hop R@5 0.293 against 0.275).
+# than in whole documents. (benchmarks/results/ablations.md, row "lines: BM25's usual k1 1.2 / b 0.75")
 K1 = 0.9
 B = 0.3
-LINE_IDF_SHARE = 0.75  # weight of the IDF over the ranked lines, against the vault-wide IDF over notes
-COORDINATION = 1.0  # exponent on the share of the query's weight a line holds (0: plain BM25)
+# Weight of the IDF over the ranked lines, against the vault-wide IDF over notes.
+# (benchmarks/results/ablations.md, row "lines: vault-wide IDF only")
+LINE_IDF_SHARE = 0.75
+# Exponent on the share of the query's weight a line holds (0: plain BM25).
+# (benchmarks/results/ablations.md, row "lines: no coordination (plain BM25 per line)")
+COORDINATION = 1.0
 # Lines on either side whose words count toward that share: as many as a hit's snippet shows. A
 # line read alone drops what its neighbours say of the same thing ("Which authors has Tim read?":
-# "I'm reading a book" then "It's by Patrick Rothfuss"). On LoCoMo (with the neighbour share then
-# shipped), reaches of 0 / 1 / 2 / 3 / the whole note read R@5 0.711 / 0.724 / 0.730 / 0.721 /
-# 0.707, every category up at 1; without it, 2 reads 0.734 against 0.727 at 1.
+# "I'm reading a book" then "It's by Patrick Rothfuss"). (benchmarks/results/ablations.md, row
+# "lines: coordination over the line alone, not with the lines beside it")
 COORDINATION_REACH = 1
-NOTE_SHARE = 0.7  # weight of the note's (normalised) score in each of its lines' scores
+# Weight of the note's (normalised) score in each of its lines' scores: what the whole note says
+# of the query (its title, date, tags). (benchmarks/results/ablations.md, row "lines: no share of
+# the note's score (session context)")
+NOTE_SHARE = 0.7
 # A line's own score grows by this share when its category names a query term. BM25F-style
 # field weights cannot do it: a name on every other line has too small an IDF for its tf to count.
-# On LoCoMo, 0.3 / 0.5 / 0.6 / 1.0 / 2.0 lift multi-hop R@5 0.304 -> 0.309 / 0.319 / 0.323 / 0.324 / 0.326.
+# (benchmarks/results/ablations.md, row "lines: no weight for a category naming a query word")
 LABEL_SHARE = 0.5
 # A labelled line's whole score, its shares of its note and its question too, grows by this share:
 # of a note's lines that the note's score lifts alike, the ones labelled as about what was asked
-# lead (in a talk about Maria's yoga, Maria's lines before John's). On LoCoMo, 0 / 0.1 / 0.2 / 0.3
-# read R@5 0.727 / 0.728 / 0.728 / 0.726 and multi-hop 0.346 / 0.360 / 0.364 / 0.367; adversarial
-# questions, which name the wrong speaker on purpose, fall 0.839 / 0.824 / 0.805 / 0.780.
+# lead (in a talk about Maria's yoga, Maria's lines before John's). Kept small: questions that
+# name the wrong speaker on purpose lose by it. (benchmarks/results/ablations.md, row "lines: such
+# a category weighs the line's own words only, not its note's and question's shares (shipped until 2 December)")
 LABEL_CONTEXT_SHARE = 0.2
 # The share of a question's own score that the line after it takes. A reply says "mostly chess"
-# to "which games do you play?": read together, the two are one answer. On LoCoMo (with the
-# neighbour share then shipped), 0.6 / 0.8 / 1.0 / 1.5 / 2.0 move R@5 0.684 -> 0.703 / 0.710 /
-# 0.711 / 0.712 / 0.709 (single-hop 0.772 -> 0.810 at 1.0); notes without questions are unchanged.
+# to "which games do you play?": read together, the two are one answer. (benchmarks/results/
+# ablations.md, row "lines: no answer share (the line after a question takes none of its score)")
 ANSWER_SHARE = 1.0
 # What ``asks`` reads at a line's end.
 _QUESTION_MARKS = "?？"
