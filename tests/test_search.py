@@ -873,3 +873,31 @@ def test_an_acronym_of_a_name_on_a_sensitive_line_stays_private(memory: Memory) 
     assert memory.search("RMH") == []
     assert titles(memory.search("RMH", include_sensitive=True)) == ["Checkups"]
     assert "Checkups" not in [i.title for i in memory.snapshot("RMH").items]
+
+
+def test_aliases_in_front_matter_are_searched_like_the_title(memory: Memory) -> None:
+    (memory.vault / "user").mkdir(parents=True, exist_ok=True)
+    (memory.vault / "user" / "Robert Chen.md").write_text(
+        "---\ntitle: Robert Chen\naliases: [Bob, 陈工]\n---\n\n- [role] leads the platform team\n",
+        encoding="utf-8",
+    )
+    (memory.vault / "user" / "One alias.md").write_text(
+        "---\ntitle: One alias\naliases: Quokka\n---\n\n- [note] a single alias as a string\n",
+        encoding="utf-8",
+    )
+    memory.write("Lunch", observations=["[fact] Bob mentioned lunch once"])  # "bob" in a body only
+    # The alias weighs as a title: above the note that holds the word in its body.
+    assert [h.title for h in memory.search("bob")][:2] == ["Robert Chen", "Lunch"]
+    assert [h.title for h in memory.search("陈工")] == ["Robert Chen"]
+    assert [h.title for h in memory.search("quokka")] == ["One alias"]
+    # An edit of the aliases by hand is seen, and the old alias is forgotten.
+    path = memory.vault / "user" / "Robert Chen.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("[Bob, 陈工]", "[Rob]"), encoding="utf-8")
+    assert [h.title for h in memory.search("bob")] == ["Lunch"]
+    assert [h.title for h in memory.search("rob")] == ["Robert Chen"]
+    # Items that are not names, in a stranger's file, are passed over (a number is a name).
+    (memory.vault / "user" / "Odd.md").write_text(
+        "---\ntitle: Odd\naliases: [{a: 1}, [x], true, 2024-01-02, 42, '']\n---\n\nbody\n", encoding="utf-8"
+    )
+    assert [h.title for h in memory.search("42")] == ["Odd"]
+    assert [h.title for h in memory.search("2024-01-02")] == ["Odd"]

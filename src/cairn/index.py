@@ -29,12 +29,12 @@ import apsw
 from . import dates, lifecycle, tokenize
 from .errors import InvalidInput
 from .filters import Filters
-from .records import NoteRecord, fts_values, key, unpack_lines
+from .records import NoteRecord, aliases, fts_values, key, unpack_lines
 from .rows import NOTE_COLUMNS as _NOTE_COLUMNS
 from .rows import NoteKey, Row
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"29/stem={tokenize.STEMMER}/fold={tokenize.FOLDING}/{dates.VERSION}"
+SCHEMA_VERSION = f"30/stem={tokenize.STEMMER}/fold={tokenize.FOLDING}/{dates.VERSION}"
 # Each schema version keeps its own index file, so that two Cairn versions on one machine (a CLI
 # and an MCP server installed apart) do not rebuild one file back and forth, each in turn. A file
 # that no version has touched for this long is removed: nothing that still runs uses it.
@@ -642,9 +642,10 @@ class Batch:
         row = dict(zip(_NOTE_FIELDS, values, strict=True))
         if row["error"] is not None:
             return None
-        know = lifecycle.knowledge(json.loads(row["frontmatter"] or "{}"))
+        front = json.loads(row["frontmatter"] or "{}")
+        know = lifecycle.knowledge(front)
         tags = tuple(json.loads(row["tags"] or "[]"))
-        return fts_values(row["title"], row["permalink"], tags, unpack_lines(packed), know)
+        return fts_values(row["title"], row["permalink"], tags, unpack_lines(packed), know, aliases(front))
 
     def _delete_fts(self, note_id: int, columns: _Columns) -> None:
         # Contentless FTS5 forgets a row only when given back exactly the tokens it indexed.

@@ -12,7 +12,7 @@ import os
 import threading
 import unicodedata
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the pool's modules load only when a large refresh needs the
 PARALLEL_AFTER = 400
 _CHUNK = 100  # files per task sent to a worker
 _COMPACT = (",", ":")  # JSON without the spaces: the index keeps a few of these per note
+MAX_ALIASES = 64  # a stranger's file may list thousands; a note is searched by this many
 
 
 def key(text: str) -> str:
@@ -92,6 +93,9 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
     front = note.frontmatter
     know = lifecycle.knowledge(front)
     observed = {o.line: o for o in note.observations}
+    front_json = json.dumps(front, ensure_ascii=False, default=str, separators=_COMPACT)
+    # Read from the JSON the index keeps, as the index reads them back to delete the note's tokens.
+    names = aliases(json.loads(front_json)) if "aliases" in front else ()
     columns = (
         note.permalink,
         note.title,
@@ -104,7 +108,7 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
         iso_to_ts(note.modified, tz),
         note.origin,
         note.sensitivity,
-        json.dumps(front, ensure_ascii=False, default=str, separators=_COMPACT),
+        front_json,
         lifecycle.expires_at(front, tz),
         know.claim_key if know else None,
         know.claim_value if know else None,
@@ -144,7 +148,7 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
         tags=tuple(dict.fromkeys(key(t) for t in note.tags)),
         supersedes=lifecycle.supersedes(front),
         relations=relations,
-        fts=fts_values(note.title, note.permalink, note.tags, lines, know),
+        fts=fts_values(note.title, note.permalink, note.tags, lines, know, names),
     )
 
 
@@ -154,19 +158,30 @@ def fts_values(
     tags: Sequence[str],
     lines: Sequence[tuple[int, str, bool]],
     know: lifecycle.Knowledge | None,
+    other_names: Sequence[str] = (),
 ) -> tuple[str, str, str, str, str]:
-    """The tokens of each FTS column: title, permalink, tags, body, private (sensitive lines)."""
+    """The tokens of each FTS column: title, permalink, tags, body, private (sensitive lines).
+    ``other_names`` (``aliases``) go in the title's column: a note is searched by them as by its title."""
     body = [text for _, text, private in lines if not private]
     if know:
         body.append(know.text())
     stem = tokenize.STEM_ENGLISH
     return (
-        tokenize.index_text(title, stem=stem),
+        tokenize.index_text("\n".join([title, *other_names]), stem=stem),
         " ".join(tokenize.tokens(permalink, stem=stem)),  # a slug: its hyphens join no compound
         tokenize.index_text(" ".join(tags), stem=stem),
         tokenize.index_text("\n".join(body), stem=stem),
         tokenize.index_text("\n".join(text for _, text, private in lines if private), stem=stem),
     )
+
+
+def aliases(front: Mapping[str, object]) -> tuple[str, ...]:
+    """The note's other names in front matter, as Obsidian writes them (``aliases: [Bob, 陈工]``,
+    or one name as a string); items that are not names (lists, mappings) are passed over."""
+    value = front.get("aliases")
+    items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    names = (str(v).strip() for v in items if isinstance(v, str | int | float) and not isinstance(v, bool))
+    return tuple(dict.fromkeys(n for n in names if n))[:MAX_ALIASES]
 
 
 def _pack(value: object) -> bytes:
