@@ -901,3 +901,28 @@ def test_aliases_in_front_matter_are_searched_like_the_title(memory: Memory) -> 
     )
     assert [h.title for h in memory.search("42")] == ["Odd"]
     assert [h.title for h in memory.search("2024-01-02")] == ["Odd"]
+
+
+def test_an_inline_tag_in_the_body_counts_as_a_tag(memory: Memory) -> None:
+    (memory.vault / "user").mkdir(parents=True, exist_ok=True)
+    (memory.vault / "user" / "Standup.md").write_text(
+        "---\ntitle: Standup\ntags: [Team]\n---\n\n"
+        "# Heading is not a tag\n"
+        "Discussed the rollout #project/atlas and #工作, also #team again.\n"
+        "- [fact] issue #123 is fixed\n"
+        "See https://example.com/page#anchor and [a link](#section) and [[Other#Part]].\n"
+        "Inline `#notatag` code.\n"
+        "```\n#alsonot in a fence\n```\n"
+        "- [secret] pin 4321 #sensitive #bank\n",
+        encoding="utf-8",
+    )
+    memory.write("Unrelated", observations=["[fact] atlas of the world"])
+    hit = memory.search("standup")[0]
+    assert hit.tags == ("Team", "project/atlas", "工作")
+    assert [h.title for h in memory.search("", tags=["project/atlas"])] == ["Standup"]
+    assert [h.title for h in memory.search("", tags=["#工作"])] == ["Standup"]
+    assert [n.title for n in memory.list(tag="工作")] == ["Standup"]
+    for not_tags in ("123", "anchor", "section", "Part", "notatag", "alsonot", "bank", "sensitive"):
+        assert memory.search("", tags=[not_tags]) == [], not_tags
+    # Found by the tag as by any tag: the tags column weighs more than a body.
+    assert memory.search("工作")[0].title == "Standup"

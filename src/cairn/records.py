@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import unicodedata
 import zlib
@@ -93,6 +94,7 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
     front = note.frontmatter
     know = lifecycle.knowledge(front)
     observed = {o.line: o for o in note.observations}
+    tags = _with_inline_tags(note, lines)
     front_json = json.dumps(front, ensure_ascii=False, default=str, separators=_COMPACT)
     # Read from the JSON the index keeps, as the index reads them back to delete the note's tokens.
     names = aliases(json.loads(front_json)) if "aliases" in front else ()
@@ -101,7 +103,7 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
         note.title,
         key(note.title),
         note.type,
-        json.dumps(list(note.tags), ensure_ascii=False, separators=_COMPACT),
+        json.dumps(list(tags), ensure_ascii=False, separators=_COMPACT),
         note.created,
         note.modified,
         iso_to_ts(note.created, tz),
@@ -145,10 +147,10 @@ def rows_of(note: Note, *, size: int, kept_mtime: int, tz: tzinfo) -> NoteRecord
         columns=columns,
         lines=pack_lines(lines),
         observations=observations,
-        tags=tuple(dict.fromkeys(key(t) for t in note.tags)),
+        tags=tuple(dict.fromkeys(key(t) for t in tags)),
         supersedes=lifecycle.supersedes(front),
         relations=relations,
-        fts=fts_values(note.title, note.permalink, note.tags, lines, know, names),
+        fts=fts_values(note.title, note.permalink, tags, lines, know, names),
     )
 
 
@@ -182,6 +184,37 @@ def aliases(front: Mapping[str, object]) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
     names = (str(v).strip() for v in items if isinstance(v, str | int | float) and not isinstance(v, bool))
     return tuple(dict.fromkeys(n for n in names if n))[:MAX_ALIASES]
+
+
+def _with_inline_tags(note: Note, lines: Sequence[tuple[int, str, bool]]) -> tuple[str, ...]:
+    """The note's tags, then the ``#tags`` written in its body as Obsidian reads them: after a
+    space or at a line's start, not all digits (``issue #123``), not in code, and not on a
+    sensitive line (a tag is shown beside every hit). A URL's ``#anchor`` follows no space."""
+    private = {number for number, _text, hidden in lines if hidden}
+    first = note.text.count("\n", 0, len(note.text) - len(note.body)) + 1
+    held = {key(t) for t in note.tags}
+    found: list[str] = []
+    fence = ""
+    for offset, line in enumerate(note.body.split("\n")):
+        if marker := _FENCE.match(line):
+            if not fence:
+                fence = marker.group(1)[0] * 3
+            elif marker.group(1).startswith(fence):
+                fence = ""
+            continue
+        if fence or "#" not in line or first + offset in private:
+            continue
+        for tag in _INLINE_TAG.findall(_CODE_SPAN.sub(" ", line)):
+            tag = tag.rstrip("/-")
+            if tag and not tag.isdigit() and key(tag) not in held:
+                held.add(key(tag))
+                found.append(tag)
+    return (*note.tags, *found)
+
+
+_FENCE = re.compile(r"\s*(```+|~~~+)")
+_CODE_SPAN = re.compile(r"(`+).+?\1")
+_INLINE_TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 
 
 def _pack(value: object) -> bytes:
