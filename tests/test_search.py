@@ -926,3 +926,14 @@ def test_an_inline_tag_in_the_body_counts_as_a_tag(memory: Memory) -> None:
         assert memory.search("", tags=[not_tags]) == [], not_tags
     # Found by the tag as by any tag: the tags column weighs more than a body.
     assert memory.search("工作")[0].title == "Standup"
+
+
+def test_an_emoji_in_a_title_can_be_searched(memory: Memory) -> None:
+    memory.write("🚀 Launch plan", observations=["[step] book the venue"])
+    memory.write("Launch retrospective", observations=["[fact] the launch went well"])
+    memory.write("Garden ❤️ notes", observations=["[fact] roses"])
+    assert [h.title for h in memory.search("🚀")] == ["🚀 Launch plan"]
+    assert [h.title for h in memory.search("❤")] == ["Garden ❤️ notes"]  # with or without U+FE0F
+    assert [h.title for h in memory.search("❤️")] == ["Garden ❤️ notes"]
+    assert memory.search("🚀 launch")[0].title == "🚀 Launch plan"
+    assert memory.search("🎉") == []

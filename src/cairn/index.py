@@ -34,7 +34,7 @@ from .rows import NOTE_COLUMNS as _NOTE_COLUMNS
 from .rows import NoteKey, Row
 
 # Bump when the schema or the tokenizer changes: an index of another version is rebuilt.
-SCHEMA_VERSION = f"31/stem={tokenize.STEMMER}/fold={tokenize.FOLDING}/{dates.VERSION}"
+SCHEMA_VERSION = f"32/stem={tokenize.STEMMER}/fold={tokenize.FOLDING}/{dates.VERSION}"
 # Each schema version keeps its own index file, so that two Cairn versions on one machine (a CLI
 # and an MCP server installed apart) do not rebuild one file back and forth, each in turn. A file
 # that no version has touched for this long is removed: nothing that still runs uses it.

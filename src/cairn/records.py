@@ -169,12 +169,20 @@ def fts_values(
         body.append(know.text())
     stem = tokenize.STEM_ENGLISH
     return (
-        tokenize.index_text("\n".join([title, *other_names]), stem=stem),
+        _with_symbols(
+            tokenize.index_text("\n".join([title, *other_names]), stem=stem), [title, *other_names]
+        ),
         " ".join(tokenize.tokens(permalink, stem=stem)),  # a slug: its hyphens join no compound
         tokenize.index_text(" ".join(tags), stem=stem),
         tokenize.index_text("\n".join(body), stem=stem),
         tokenize.index_text("\n".join(text for _, text, private in lines if private), stem=stem),
     )
+
+
+def _with_symbols(tokens: str, names: Sequence[str]) -> str:
+    """A title's tokens and its emoji (``tokenize.symbols``), which only titles are searched by."""
+    found = tokenize.symbols(" ".join(names))
+    return " ".join([tokens, *found]) if found and tokens else tokens or " ".join(found)
 
 
 def aliases(front: Mapping[str, object]) -> tuple[str, ...]:

@@ -540,6 +540,12 @@ def _runs(text: str) -> list[tuple[str, str]]:
     return runs
 
 
+def symbols(text: str) -> list[str]:
+    """The emoji and other pictographs in ``text`` (Unicode category So), each once, in order:
+    ``tokens`` keeps letters and digits only, and a title's 🚀 is how some people name a note."""
+    return list(dict.fromkeys(c for c in text if not c.isascii() and unicodedata.category(c) == "So"))
+
+
 def fold(text: str) -> str:
     """Text as tokens are made of it: NFKC, case-folded, accents removed outside CJK, Traditional
     Chinese characters made Simplified. Each character folds to at most one, so only NFKC and

@@ -147,8 +147,10 @@ def _long_forms(
 
 
 def search_terms(query: str) -> list[str]:
-    """A user query's terms, tokenized as the index was."""
-    return tokenize.query_terms(query, stem=tokenize.STEM_ENGLISH)
+    """A user query's terms, tokenized as the index was: its words, then its emoji (which
+    titles are searched by)."""
+    terms = tokenize.query_terms(query, stem=tokenize.STEM_ENGLISH)
+    return [*terms, *(s for s in tokenize.symbols(query) if s not in terms)]
 
 
 def prefix_terms(terms: Sequence[str]) -> frozenset[str]:
