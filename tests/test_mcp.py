@@ -19,13 +19,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from cairn import Memory
-from cairn.mcp_server import READ_CHUNK_BYTES, http_banner, load_or_create_token
+from cairn.mcp_http import http_banner, load_or_create_token
+from cairn.mcp_server import READ_CHUNK_BYTES
 from mcp_client import call, call_error, connect
 
 pytestmark = pytest.mark.anyio
 
 TOOLS = {
     "memory_search",
+    "memory_restore",
     "memory_read",
     "memory_list",
     "memory_context",
@@ -376,7 +378,7 @@ def http_server(tmp_path: Path):
     stderr path). The URL is read from the banner, so the banner must name the port bound."""
     token = "test-token-" + os.urandom(8).hex()
     code = (
-        "import sys; from cairn import Memory; from cairn.mcp_server import serve_http; "
+        "import sys; from cairn import Memory; from cairn.mcp_http import serve_http; "
         "serve_http(Memory.open(), port=0, token=sys.argv[1])"
     )
     env = os.environ | {

@@ -876,10 +876,10 @@ class Memory:
                             continue
                         for hop in self._index.rows_by_permalink((row.scope,), linked)[:1]:
                             if _visible(hop, visible):
-                                following += self._visit(hop, level, rel_type, row, seen, nodes, bound)
+                                following += self._visit(hop, level, rel_type, row, seen, nodes, bound, "out")
                     for rel_type, _title, source in self._index.backlinks_of(row, visible):
                         for hop in self._index.rows_by_permalink((row.scope,), source)[:1]:
-                            following += self._visit(hop, level, rel_type, row, seen, nodes, bound)
+                            following += self._visit(hop, level, rel_type, row, seen, nodes, bound, "in")
                 frontier = following
             return Context(url=url, primary=primary, related=tuple(nodes), unresolved=tuple(unresolved))
 
@@ -1466,13 +1466,14 @@ class Memory:
         seen: set[int],
         nodes: list[ContextNode],
         bound: float | None,
+        direction: str,
     ) -> list[Row]:
         if row.id in seen:
             return []
         seen.add(row.id)
         if bound is not None and (row.modified_ts or 0) < bound:
             return []
-        nodes.append(ContextNode(_summary(row), level, via, source.permalink))
+        nodes.append(ContextNode(_summary(row), level, via, source.permalink, direction))
         return [row]
 
 
