@@ -18,12 +18,13 @@ __all__ = ["config_warnings", "in_user_words", "os_error_text"]
 _TEMP = re.compile(r"^\..*\.tmp$")
 
 
-def os_error_text(exc: OSError) -> str:
-    """``cannot write /v/user/X.md: Read-only file system`` from any ``OSError``."""
+def os_error_text(exc: OSError, vault: os.PathLike[str] | str | None = None) -> str:
+    """``cannot write /v/user/X.md: Read-only file system`` from any ``OSError``; an error that
+    names no file (a full disk while writing) names the vault instead, when it is known."""
     cause = exc.strerror or type(exc).__name__
     name = exc.filename if exc.filename is not None else exc.filename2
     if name is None:
-        return f"cannot complete the change: {cause}"
+        return f"cannot write in the vault {os.fspath(vault)}: {cause}" if vault else f"cannot complete the change: {cause}"
     path = os.fsdecode(name)
     if _TEMP.match(os.path.basename(path)):
         path = os.path.dirname(path) or "."

@@ -55,7 +55,7 @@ def tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[_Fn], _Fn
 
 
 @contextmanager
-def tool_errors() -> Iterator[None]:
+def tool_errors(vault: Any = None) -> Iterator[None]:
     """Turn a CairnError or an OSError into a ToolError: the client gets ``isError`` and one
     sentence saying what went wrong (never a traceback, never an empty "Error executing tool")."""
     try:
@@ -63,7 +63,7 @@ def tool_errors() -> Iterator[None]:
     except CairnError as exc:
         raise ToolError(f"{exc.code}: {in_user_words(exc.message, TOOL_WORDS)}") from exc
     except OSError as exc:
-        raise ToolError(f"io_error: {os_error_text(exc)}") from exc
+        raise ToolError(f"io_error: {os_error_text(exc, vault)}") from exc
 
 
 def result(data: dict[str, Any], text: str | None = None) -> CallToolResult:

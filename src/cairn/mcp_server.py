@@ -326,7 +326,7 @@ def build_server(memory: Memory) -> MCPServer:
         every write. Each hit: permalink, title, scope, tags, the matching line (snippet), related
         notes, and coverage (share of your words found; below 0.5 the match is weak: say so rather
         than rely on it). An empty query lists the filtered notes, newest first."""
-        with tool_errors():
+        with tool_errors(memory.vault):
             hits = memory.search(
                 query,
                 tags=tags,
@@ -347,7 +347,7 @@ def build_server(memory: Memory) -> MCPServer:
     ) -> ToolResult:
         """Read a note's Markdown. Long notes come in 8 KB parts: the last line says which offset
         to pass to get the rest."""
-        with tool_errors():
+        with tool_errors(memory.vault):
             note = memory.read(permalink, scope=scope)
         chunk, end, total = _slice_utf8(note.text, offset)
         truncated = end < total
@@ -378,7 +378,7 @@ def build_server(memory: Memory) -> MCPServer:
         scope: ScopesArg = None,
     ) -> ToolResult:
         """List notes (title, permalink, tags, modified) by folder, tag or type, without content."""
-        with tool_errors():
+        with tool_errors(memory.vault):
             notes = memory.list(folder=folder, tag=tag, type=type, limit=limit + 1, scope=scope)
         shown = notes[:limit]
         return result(
@@ -404,7 +404,7 @@ def build_server(memory: Memory) -> MCPServer:
     ) -> ToolResult:
         """Notes named by a memory:// URL with their bodies, plus the notes their relations reach
         (either direction) within `depth` hops."""
-        with tool_errors():
+        with tool_errors(memory.vault):
             context = memory.context(
                 url, depth=depth, timeframe=timeframe, include_sensitive=include_sensitive, scope=scope
             )
@@ -456,7 +456,7 @@ def build_server(memory: Memory) -> MCPServer:
             fields["supersedes"] = supersedes
         if knowledge is not None:
             fields["knowledge"] = knowledge.model_dump(exclude_none=True, exclude_defaults=True)
-        with tool_errors():
+        with tool_errors(memory.vault):
             _refuse_controls(title=title, type=type, folder=folder, tags=tags, supersedes=supersedes)
             note = memory.write(
                 title,
@@ -495,7 +495,7 @@ def build_server(memory: Memory) -> MCPServer:
         """Add one fact (or, with `line`, one relation) to an existing note. Fails if the permalink
         does not exist (it never creates a note): search, or create the note with memory_write.
         Answers with the line as stored."""
-        with tool_errors():
+        with tool_errors(memory.vault):
             if line is not None:
                 if category is not None or text is not None:
                     raise InvalidInput("give either line or category and text, not both")
@@ -519,7 +519,7 @@ def build_server(memory: Memory) -> MCPServer:
     ) -> ToolResult:
         """Replace literal text in a note, e.g. to correct an outdated fact. Changes nothing and
         fails unless `find` occurs exactly `expected_replacements` times."""
-        with tool_errors():
+        with tool_errors(memory.vault):
             note = memory.edit(permalink, find, replace, expected=expected_replacements, scope=scope)
         return result(brief(note) | {"replacements": expected_replacements})
 
@@ -530,7 +530,7 @@ def build_server(memory: Memory) -> MCPServer:
         scope: ScopeArg = None,
     ) -> ToolResult:
         """Move a note to the trash (restorable). Only when the user asks to forget it."""
-        with tool_errors():
+        with tool_errors(memory.vault):
             note = memory.delete(permalink, reason=reason, scope=scope)
         data = {"deleted": note.permalink, "title": note.title, "path": note.path}
         return result(data, f"Deleted 「{note.title}」 ({note.permalink}); restorable from the trash.")
@@ -539,7 +539,7 @@ def build_server(memory: Memory) -> MCPServer:
     def memory_refresh() -> ToolResult:
         """Re-scan the vault for files changed outside this session. Rarely needed: every call
         already notices changes."""
-        with tool_errors():
+        with tool_errors(memory.vault):
             report = memory.refresh()
         return result(report.to_dict())
 

@@ -17,7 +17,7 @@ def register(server: MCPServer, memory: Memory) -> None:
     def memory_restore(permalink: Permalink, scope: ScopeArg = None) -> ToolResult:
         """Bring a deleted note back from the trash (the most recently deleted one, if several
         share the permalink). Use it when the user asks to undo a memory_delete."""
-        with tool_errors():
+        with tool_errors(memory.vault):
             note = memory.restore(permalink, scope=scope)
         return result(
             brief(note) | {"restored": note.permalink},

@@ -30,6 +30,7 @@ class TrashEntry:
     title: str
     deleted: str  # ISO time written at deletion ("" if missing)
     reason: str | None = None
+    mtime_ns: int = 0  # when the file was written into the trash: orders deletions in one second
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,13 +63,14 @@ def list_trash(vault: Path, scopes: Iterable[str]) -> list[TrashEntry]:
                     continue
                 full = os.path.join(folder, name)
                 rel = Path(full).relative_to(vault).as_posix()
-                data = _read_no_follow(full)
-                if data is None:
+                read = _read_no_follow(full)
+                if read is None:
                     continue
+                data, mtime_ns = read
                 try:
                     note = load_note(rel.replace("/.trash", "", 1), data)
                 except DamagedNote:
-                    entries.append(TrashEntry(scope, rel, "", "", ""))
+                    entries.append(TrashEntry(scope, rel, "", "", "", mtime_ns=mtime_ns))
                     continue
                 front = note.frontmatter
                 reason = front.get("deleted_reason")
@@ -80,18 +82,20 @@ def list_trash(vault: Path, scopes: Iterable[str]) -> list[TrashEntry]:
                         note.title,
                         str(front.get("deleted") or ""),
                         None if reason is None else str(reason),
+                        mtime_ns,
                     )
                 )
-    entries.sort(key=lambda e: (e.deleted, e.path), reverse=True)
+    entries.sort(key=lambda e: (e.deleted, e.mtime_ns, e.path), reverse=True)
     return entries
 
 
-def _read_no_follow(path: str) -> bytes | None:
+def _read_no_follow(path: str) -> tuple[bytes, int] | None:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:  # a link (ELOOP), or gone since the walk
         return None
     with open(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+        st = os.fstat(file.fileno())
+        if not stat.S_ISREG(st.st_mode):
             return None
-        return file.read()
+        return file.read(), st.st_mtime_ns

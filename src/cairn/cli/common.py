@@ -205,8 +205,8 @@ def _fail(err: CairnError, as_json: bool) -> NoReturn:
     raise typer.Exit(err.exit_code)
 
 
-def _fail_os(exc: OSError, as_json: bool) -> NoReturn:
-    message = os_error_text(exc)
+def _fail_os(exc: OSError, as_json: bool, vault: Path | None = None) -> NoReturn:
+    message = os_error_text(exc, vault)
     _emit(f"error: {message}", err=True)
     if as_json:
         _emit_json({"error": {"code": IO_ERROR_CODE, "message": message}})
@@ -237,6 +237,7 @@ def _memory(
     from ..memory import Memory
 
     settings = _settings(ctx)
+    opened: Path | None = None
     try:
         kwargs: dict[str, Any] = {"home": settings.home, "watch": watch}
         if settings.scope is not None:
@@ -245,6 +246,7 @@ def _memory(
             kwargs["allow_scopes"] = allow_scopes
             kwargs.setdefault("scope", allow_scopes[0])
         mem = Memory.open(settings.vault, **kwargs)
+        opened = mem.vault
         try:
             if first_index_progress and not as_json and _is_terminal() and _never_indexed(mem):
                 bar = ProgressBar(enabled=True, label="indexing the vault")
@@ -258,7 +260,7 @@ def _memory(
     except CairnError as err:
         _fail(err, as_json)
     except OSError as exc:
-        _fail_os(exc, as_json)
+        _fail_os(exc, as_json, opened)
 
 
 def _never_indexed(mem: "Memory") -> bool:
