@@ -24,7 +24,11 @@ def os_error_text(exc: OSError, vault: os.PathLike[str] | str | None = None) -> 
     cause = exc.strerror or type(exc).__name__
     name = exc.filename if exc.filename is not None else exc.filename2
     if name is None:
-        return f"cannot write in the vault {os.fspath(vault)}: {cause}" if vault else f"cannot complete the change: {cause}"
+        return (
+            f"cannot write in the vault {os.fspath(vault)}: {cause}"
+            if vault
+            else f"cannot complete the change: {cause}"
+        )
     path = os.fsdecode(name)
     if _TEMP.match(os.path.basename(path)):
         path = os.path.dirname(path) or "."

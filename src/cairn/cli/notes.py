@@ -216,9 +216,10 @@ def read(
                 raise
             _emit(f"warning: {err.message}; printed as it is", err=True)
             sys.stdout.flush()
-            sys.stdout.buffer.write(raw) if hasattr(sys.stdout, "buffer") else sys.stdout.write(
-                raw.decode("utf-8", "replace")
-            )
+            if hasattr(sys.stdout, "buffer"):
+                sys.stdout.buffer.write(raw)
+            else:
+                sys.stdout.write(raw.decode("utf-8", "replace"))
             sys.stdout.flush()
             return
     if as_json:
