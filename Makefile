@@ -20,6 +20,7 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	touch $@ $(STAMP)
 
 run: $(STAMP)
+	@echo 'Starting the MCP server over HTTP. Stop it with Ctrl-C; another port: make run RUN_ARGS="--port 9000"'
 	$(BIN)/cairn serve --http $(RUN_ARGS)
 
 test: $(TEST_STAMP)

@@ -14,8 +14,9 @@ from typer.main import get_command
 from typer.testing import CliRunner, Result
 
 import cairn
-from cairn import cli
-from cairn.cli import app, parse_where
+from cairn.cli import app, common
+from cairn.errors import InvalidInput
+from cairn.query_filters import parse_where
 
 runner = CliRunner()
 BIN = Path(sys.executable).parent
@@ -144,7 +145,7 @@ def test_global_json_flag_and_list(env):
 
 def test_terminal_output_uses_tables_and_keeps_brackets(env, monkeypatch):
     note = ok_json("write", "[草稿] 计划", "--tag", "计划", "--body", "下周复习 [重点] 内容")
-    monkeypatch.setattr(cli, "_is_terminal", lambda: True)
+    monkeypatch.setattr(common, "_is_terminal", lambda: True)
     out = ok("search", "计划").stdout
     assert "[草稿]" in out  # titles are text, not Rich markup
     assert note["permalink"][:8] in out
@@ -157,19 +158,36 @@ def test_terminal_tables_keep_every_column_at_any_width(env, monkeypatch, width)
         "write", "A rather long English title about the database migration plan", "--type", "decision"
     )
     ok_json("write", "会议纪要：季度计划与预算评审", "--tag", "finance", "--body", "预算 120 万")
-    monkeypatch.setattr(cli, "_is_terminal", lambda: True)
+    monkeypatch.setattr(common, "_is_terminal", lambda: True)
     monkeypatch.setenv("COLUMNS", str(width))
-    for args, headers, values in (
-        (["list"], ["title", "permalink", "type", "tags", "modified"], ["decision", "finance", "会议"]),
-        (["search", "预算"], ["title", "permalink", "scope", "path:line", "snippet"], ["会议", "user"]),
-    ):
-        lines = ok(*args).stdout.splitlines()
-        assert all(len(line) <= width for line in lines)
-        header = next(line for line in lines if "title" in line)
-        assert all(h in header for h in headers), header
-        assert all(v in "".join(lines) for v in values)
+    lines = ok("list").stdout.splitlines()
+    assert all(len(line) <= width for line in lines)
+    header = next(line for line in lines if "title" in line)
+    assert all(h in header for h in ["title", "permalink", "type", "tags", "modified"]), header
+    assert all(v in "".join(lines) for v in ["decision", "finance", "会议"])
     if width >= 200:  # room enough: ids are not broken across lines
         assert long["permalink"] in ok("list").stdout
+
+
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_terminal_search_keeps_path_line_whole_and_gives_the_snippet_the_width(env, monkeypatch, width):
+    title = "会议纪要：季度计划评审"
+    body = "本季度的预算 120 万，其中差旅 30 万，培训 20 万，设备采购与软件许可合计 70 万，余下留作机动。"
+    note = ok_json("write", title, "--folder", "meetings", "--tag", "finance", "--body", body)
+    monkeypatch.setattr(common, "_is_terminal", lambda: True)
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = ok("search", "预算").stdout.splitlines()
+    where = f"{note['path']}:{ok_json('search', '预算')['hits'][0]['line']}"
+    at = [i for i, line in enumerate(out) if line.strip() == where]
+    assert at, out  # path:line on a line of its own, whole
+    snippet_lines = out[at[0] + 1 :]
+    assert snippet_lines and all(line.startswith("    ") for line in snippet_lines if line.strip())
+    assert "预算" in "".join(snippet_lines) and all(len(line) <= width for line in out)
+    assert "coverage 100%" in "".join(out) and title in "".join(out)
+    if width == 80:  # the snippet runs across the width, not in a narrow column
+        from rich.cells import cell_len
+
+        assert max(cell_len(line.rstrip()) for line in snippet_lines) > 60
 
 
 def test_duplicate_write_refused_unless_overwrite(env):
@@ -211,9 +229,9 @@ def test_parse_where_mapping():
     assert parse_where(["priority:lte=-1.5", "pinned=true"]) == {"priority": {"$lte": -1.5}, "pinned": True}
     assert parse_where(["url=http://x?a=b"]) == {"url": "http://x?a=b"}
     for bad in ["status", "=x", "n>", "n:foo=1", "n:in=", "n>true"]:
-        with pytest.raises(cli.typer.BadParameter):
+        with pytest.raises(InvalidInput):
             parse_where([bad])
-    with pytest.raises(cli.typer.BadParameter):
+    with pytest.raises(InvalidInput):
         parse_where(["status=a", "status!=b"])
 
 
@@ -368,15 +386,15 @@ def test_reindex_progress_on_a_terminal(env, monkeypatch):
     for i in range(3):
         ok("write", f"Bulk {i}", "--folder", "bulk", "--body", f"item {i}")
     seen: list[tuple[int, int]] = []
-    original = cli._ProgressBar.__call__
+    original = common.ProgressBar.__call__
 
     def spy(self, done: int, total: int) -> None:
         seen.append((done, total))
         original(self, done, total)
 
-    monkeypatch.setattr(cli._ProgressBar, "__call__", spy)
-    monkeypatch.setattr(cli, "PROGRESS_MIN_NOTES", 1)
-    monkeypatch.setattr(cli, "_is_terminal", lambda: True)
+    monkeypatch.setattr(common.ProgressBar, "__call__", spy)
+    monkeypatch.setattr(common, "PROGRESS_MIN_NOTES", 1)
+    monkeypatch.setattr(common, "_is_terminal", lambda: True)
     out = ok("reindex").stdout
     assert seen and seen[-1] == (3, 3)
     assert "scanned 3" in out
@@ -516,10 +534,13 @@ def test_serve_calls_the_mcp_module(env, monkeypatch):
     calls: list[tuple] = []
     fake = types.ModuleType("cairn.mcp_server")
     fake.serve_stdio = lambda memory: calls.append(("stdio", memory.vault, memory.scope, memory.allow_scopes))  # type: ignore[attr-defined]
-    fake.serve_http = lambda memory, token=None, **address: calls.append(("http", address, token))  # type: ignore[attr-defined]
-    fake.load_or_create_token = lambda home: calls.append(("token", Path(home))) or "tok-123"  # type: ignore[attr-defined]
+    fake_http = types.ModuleType("cairn.mcp_http")
+    fake_http.serve_http = lambda memory, token=None, **address: calls.append(("http", address, token))  # type: ignore[attr-defined]
+    fake_http.load_or_create_token = lambda home: calls.append(("token", Path(home))) or "tok-123"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "cairn.mcp_server", fake)
     monkeypatch.setattr(cairn, "mcp_server", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "cairn.mcp_http", fake_http)
+    monkeypatch.setattr(cairn, "mcp_http", fake_http, raising=False)
 
     result = ok("serve")
     assert result.stdout == ""  # stdout is the MCP channel
@@ -692,3 +713,247 @@ def test_plain_values_convert_as_typer_converts_them(tmp_path):
                 assert outcome(plain, param, value) == outcome(typers, param, value), (param.name, value)
                 checked += 1
     assert checked > 1000
+
+
+# -- issue 33: bugs and friction at the command line -----------------------------------------
+
+
+def test_a_write_the_file_system_refuses_is_one_line(env):
+    ok("init")
+    (env.vault / "user" / "courses").write_text("a file where a folder should be", encoding="utf-8")
+    result = failed("write", "Linear algebra", "--folder", "courses", "--json", code=1)
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: cannot write ")
+    assert str(env.vault / "user" / "courses") in result.stderr and "File exists" in result.stderr
+    assert json.loads(result.stdout)["error"]["code"] == "io_error"
+    assert not list(env.vault.rglob("*.tmp"))
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing_subprocess(env):
+    """A real full-file-system error: the child may write at most 64 KiB per file (RLIMIT_FSIZE)."""
+    ok("init")
+    ok("write", "Small note", "--body", "x")  # the index exists and is small
+    code = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))\n"
+        "from cairn.cli import app\n"
+        "app(sys.argv[1:], prog_name='cairn')\n"
+    )
+    body = "长" * 40_000  # 120 KB of UTF-8
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "write", "Big note", "--body", body],
+        capture_output=True,
+        env=_proc_env(env),
+        timeout=60,
+    )
+    stderr = proc.stderr.decode("utf-8")
+    assert proc.returncode != 0 and "Traceback" not in stderr, stderr
+    assert stderr.count("\n") == 1 and str(env.vault) in stderr, stderr
+    assert "File too large" in stderr or "full" in stderr, stderr
+    assert not (env.vault / "user" / "Big note.md").exists()
+    assert not list(env.vault.rglob("*.tmp"))
+
+
+def test_a_tag_inside_an_observation_stays_where_it_was_written(env):
+    note = ok_json(
+        "write",
+        "Incident log",
+        "--obs",
+        "[fact] issue #123 is fixed",
+        "--obs",
+        "[ops] notify #ops channel #urgent",
+    )
+    text = (env.vault / note["path"]).read_text(encoding="utf-8")
+    assert "- [fact] issue #123 is fixed\n" in text
+    assert "- [ops] notify #ops channel #urgent\n" in text
+    obs = {o["content"]: o["tags"] for o in note["observations"]}
+    assert obs == {"issue #123 is fixed": ["123"], "notify #ops channel": ["ops", "urgent"]}
+    ok("append", note["permalink"], "[fact] ticket #77 reopened (by QA)")
+    assert "- [fact] ticket #77 reopened (by QA)\n" in (env.vault / note["path"]).read_text(encoding="utf-8")
+
+
+def test_context_prints_relations_in_their_direction(env):
+    cluster = ok_json("write", "staging-cluster")
+    checklist = ok_json("write", "Deployment checklist", "--rel", "depends_on [[staging-cluster]]")
+    out = ok("context", f"memory://{cluster['permalink']}").stdout
+    assert f"{cluster['permalink']} <-depends_on- Deployment checklist" in out, out
+    assert "-depends_on-> Deployment checklist" not in out
+    out = ok("context", f"memory://{checklist['permalink']}").stdout
+    assert f"{checklist['permalink']} -depends_on-> staging-cluster" in out, out
+    related = ok_json("context", f"memory://{cluster['permalink']}")["related"]
+    assert [(r["permalink"], r["direction"]) for r in related] == [(checklist["permalink"], "in")]
+    related = ok_json("context", f"memory://{checklist['permalink']}")["related"]
+    assert [(r["permalink"], r["direction"]) for r in related] == [(cluster["permalink"], "out")]
+
+
+def test_delete_says_where_the_file_went(env):
+    note = ok_json("write", "Old plan", "--body", "x")
+    out = ok("delete", note["permalink"]).stdout
+    assert "moved to user/.trash/Old plan.md" in out and (env.vault / "user/.trash/Old plan.md").exists()
+    again = ok_json("write", "Old plan", "--body", "y")
+    deleted = ok_json("delete", again["permalink"])
+    assert deleted["path"] == "user/.trash/Old plan (2).md" and deleted["was"] == "user/Old plan.md"
+    assert (env.vault / deleted["path"]).exists()
+
+
+@pytest.mark.parametrize("obs", ["[x] done", "[ ] todo", "[X] done"])
+def test_a_checkbox_is_refused_as_a_checkbox(env, obs):
+    result = failed("write", "Tasks", "--obs", obs, code=2)
+    assert "checkbox" in result.stderr and f"[{obs[1]}]" in result.stderr
+
+
+def test_a_blank_category_is_refused_by_name(env):
+    result = failed("write", "Tasks", "--obs", "[]  text", code=2)
+    assert "[category] is blank" in result.stderr
+
+
+def test_doctor_names_each_damaged_path_once(env):
+    ok("init")
+    (env.vault / "user" / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    result = failed("doctor", code=1)
+    line = next(line for line in result.stdout.splitlines() if line.startswith("damaged:"))
+    assert line.count("broken.md") == 1, line
+
+
+def test_status_says_why_a_one_shot_command_scans(env):
+    out = ok("status").stdout
+    assert "freshness: scan" in out and "freshness_why: this one-shot command" in out
+    assert "cairn serve" in ok_json("status")["freshness_why"]
+
+
+def test_usage_errors_are_one_line_with_a_help_hint(env):
+    for args, command in (
+        (["write"], "cairn write"),
+        (["search", "--limit", "zero"], "cairn search"),
+        (["nope"], "cairn"),
+    ):
+        result = run(*args)
+        assert result.exit_code == 2
+        assert result.stderr.count("\n") == 1 and "Usage:" not in result.stderr, result.stderr
+        assert result.stderr.startswith("error: ") and f"(see {command} --help)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--where", "confidence>abc"], "compares numbers or dates"),
+        (["--where", "status=="], "a value is missing"),
+        (["--where", "status!="], "a value is missing"),
+        (
+            ["--since", "2026-03-01", "--until", "2026-02-01"],
+            "--since 2026-03-01 is after --until 2026-02-01",
+        ),
+    ],
+)
+def test_bad_filters_are_errors_not_empty_results(env, args, said):
+    ok_json("write", "Plan", "--field", "confidence=0.9", "--field", "status=active")
+    result = failed("search", *args, code=2)
+    assert said in result.stderr and result.stderr.count("\n") == 1
+    assert ok_json("search", "--where", "confidence>0.5")["hits"]  # a good value still finds it
+
+
+def test_messages_use_the_option_names_the_user_types(env):
+    note = ok_json("write", "Deploy", "--body", "step step step")
+    result = failed("edit", note["permalink"], "--find", "step", "--replace", "go", code=5)
+    assert "--expected 3" in result.stderr and "expected=" not in result.stderr
+
+
+def test_the_depth_limit_is_one_number_everywhere(env):
+    from cairn import Memory
+    from cairn.query_filters import MAX_CONTEXT_DEPTH
+
+    help_text = run("context", "--help").stdout
+    assert f"0 to {MAX_CONTEXT_DEPTH}" in help_text
+    note = ok_json("write", "Root")
+    too_deep = failed(
+        "context", f"memory://{note['permalink']}", "--depth", str(MAX_CONTEXT_DEPTH + 1), code=2
+    )
+    assert str(MAX_CONTEXT_DEPTH) in too_deep.stderr and too_deep.stderr.count("\n") == 1
+    ok("context", f"memory://{note['permalink']}", "--depth", str(MAX_CONTEXT_DEPTH))
+    with (
+        Memory.open(env.vault, home=env.home, watch=False) as mem,  # the library's own bound agrees
+        pytest.raises(InvalidInput, match=f"between 0 and {MAX_CONTEXT_DEPTH}"),
+    ):
+        mem.context(f"memory://{note['permalink']}", depth=MAX_CONTEXT_DEPTH + 1)
+
+
+def test_read_of_a_damaged_file_prints_it_as_it_is(env):
+    ok("init")
+    raw = b"---\ntitle: [unclosed\n---\n\xe9\xa2\x84\xe7\xae\x97 body\n"
+    (env.vault / "user" / "broken.md").write_bytes(raw)
+    result = ok("read", "user/broken.md")
+    assert result.stdout_bytes == raw
+    assert result.stderr.startswith("warning: ") and "printed as it is" in result.stderr
+    assert failed("read", "user/broken.md", "--json", code=6).stdout  # JSON has no note to give
+
+
+def test_search_says_how_many_damaged_files_it_skipped(env):
+    ok_json("write", "Budget", "--body", "预算 120 万")
+    (env.vault / "user" / "broken.md").write_text("---\ntitle: [unclosed\n---\n预算\n", encoding="utf-8")
+    result = ok("search", "预算")
+    assert "1 damaged file was skipped" in result.stderr and "cairn doctor" in result.stderr
+
+
+def test_unknown_config_keys_are_named_with_the_nearest_known_key(env):
+    ok("init")
+    (env.vault / "cairn.toml").write_text('timezon = "+08:00"\nallow_scope = ["user"]\n', encoding="utf-8")
+    doctor = ok("doctor").stdout
+    assert "unknown key 'timezon'" in doctor and "did you mean 'timezone'?" in doctor
+    assert "did you mean 'allow_scopes'?" in doctor
+    assert ok_json("doctor")["config_warnings"]
+    status = ok("status")
+    assert "warning: " in status.stderr and "did you mean 'timezone'?" in status.stderr
+
+
+def test_a_first_command_on_an_unindexed_vault_shows_progress(env, monkeypatch):
+    folder = env.vault / "user" / "bulk"
+    folder.mkdir(parents=True)
+    for i in range(5):
+        (folder / f"n{i}.md").write_text(f"# Note {i}\n\nitem {i}\n", encoding="utf-8")
+    seen: list[tuple[int, int]] = []
+    original = common.ProgressBar.__call__
+
+    def spy(self, done: int, total: int) -> None:
+        seen.append((done, total))
+        original(self, done, total)
+
+    monkeypatch.setattr(common.ProgressBar, "__call__", spy)
+    monkeypatch.setattr(common, "PROGRESS_MIN_NOTES", 1)
+    monkeypatch.setattr(common, "_is_terminal", lambda: True)
+    ok("search", "item")
+    assert seen and seen[-1] == (5, 5)
+    seen.clear()
+    ok("search", "item")  # indexed now: no bar
+    assert seen == []
+
+
+def test_version_completion_and_trash(env):
+    assert ok("--version").stdout.strip() == f"cairn {cairn.__version__}"
+    assert "--install-completion" in ok("--help").stdout and "--show-completion" in ok("--help").stdout
+    assert ok("trash", "--json").stdout.strip() == '{\n  "trash": []\n}'
+    first = ok_json("write", "Trip", "--body", "a")
+    ok("delete", first["permalink"], "--reason", "outdated")
+    listed = ok_json("trash")["trash"]
+    assert [(e["permalink"], e["title"], e["path"], e["reason"]) for e in listed] == [
+        (first["permalink"], "Trip", "user/.trash/Trip.md", "outdated")
+    ]
+    assert listed[0]["deleted"][:4].isdigit()
+    plain = ok("trash").stdout
+    assert first["permalink"] in plain and "user/.trash/Trip.md" in plain
+
+
+def test_terminal_search_marks_weak_hits_and_highlights_words(env, monkeypatch):
+    ok_json("write", "Kyoto trip", "--body", "temples and gardens in April")
+    ok_json("write", "Packing list", "--body", "rain jacket for the temples")
+    monkeypatch.setattr(common, "_is_terminal", lambda: True)
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    out = ok("search", "temples gardens").stdout
+    hits = ok_json("search", "temples gardens")["hits"]
+    weak = [h for h in hits if h["coverage"] < 0.5]
+    assert weak, hits  # "Packing list" holds one word of two
+    assert "weak match" in out
+    assert "\x1b[1;7mtemples\x1b[0m" in out  # the matched word, highlighted
+    plain = run("search", "temples gardens")  # in a pipe only the weak hit says so
+    monkeypatch.setattr(common, "_is_terminal", lambda: False)
+    assert "weak match" in ok("search", "temples gardens").stdout and plain.exit_code == 0

@@ -174,7 +174,9 @@ def test_yaml_error_names_the_file_line():
             "- [lang] C# and a.html#x are not tags #real",
             Observation("lang", "C# and a.html#x are not tags", ("real",)),
         ),
-        ("- [t] #a text #b #a", Observation("t", "text", ("a", "b"))),
+        ("- [t] #a text #b #a", Observation("t", "#a text", ("a", "b"))),  # tags read where they stand
+        ("- [fact] issue #123 is fixed", Observation("fact", "issue #123 is fixed", ("123",))),
+        ("- [t] notify #ops channel #x", Observation("t", "notify #ops channel", ("ops", "x"))),
         ("- [t] call f(x)", Observation("t", "call f(x)")),
         ("- [t] text (outer (inner) ctx)", Observation("t", "text", (), "outer (inner) ctx")),
         ("- [t] text （全角） (ctx)", Observation("t", "text （全角）", (), "ctx")),

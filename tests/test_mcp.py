@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -19,13 +20,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from cairn import Memory
-from cairn.mcp_server import READ_CHUNK_BYTES, http_banner, load_or_create_token
+from cairn.mcp_http import http_banner, load_or_create_token
+from cairn.mcp_server import READ_CHUNK_BYTES
 from mcp_client import call, call_error, connect
 
 pytestmark = pytest.mark.anyio
 
 TOOLS = {
     "memory_search",
+    "memory_restore",
     "memory_read",
     "memory_list",
     "memory_context",
@@ -370,14 +373,14 @@ def _accepts(port: int) -> bool:
     return True
 
 
-@pytest.fixture
-def http_server(tmp_path: Path):
-    """``serve_http`` in a child process on a port it picks (``port=0``); yields (url, token,
-    stderr path). The URL is read from the banner, so the banner must name the port bound."""
+@contextmanager
+def _serving(tmp_path: Path, **options: object):
+    """``serve_http(port=0, **options)`` in a child process; yields (url, token, stderr path).
+    The URL is read from the banner, so the banner must name the port bound."""
     token = "test-token-" + os.urandom(8).hex()
     code = (
-        "import sys; from cairn import Memory; from cairn.mcp_server import serve_http; "
-        "serve_http(Memory.open(), port=0, token=sys.argv[1])"
+        "import json, sys; from cairn import Memory; from cairn.mcp_http import serve_http; "
+        "serve_http(Memory.open(), port=0, token=sys.argv[1], **json.loads(sys.argv[2]))"
     )
     env = os.environ | {
         "HOME": str(tmp_path),
@@ -386,7 +389,7 @@ def http_server(tmp_path: Path):
     }
     log = tmp_path / "server.log"
     with log.open("wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", code, token], env=env, stderr=err)
+        proc = subprocess.Popen([sys.executable, "-c", code, token, json.dumps(options)], env=env, stderr=err)
     try:
         deadline = time.monotonic() + 20
         port = None
@@ -405,6 +408,12 @@ def http_server(tmp_path: Path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture
+def http_server(tmp_path: Path):
+    with _serving(tmp_path) as served:
+        yield served
 
 
 async def test_http_server_requires_the_bearer_token(http_server) -> None:
@@ -481,3 +490,163 @@ def test_banner_has_url_token_and_client_configs() -> None:
     assert "WARNING" not in banner
     assert "WARNING" in http_banner("0.0.0.0", 8765, "tok123")
     assert "http://[::1]:9000/mcp" in http_banner("::1", 9000, "t")
+
+
+# -- issue 33 and 38 at the MCP face ---------------------------------------------------------
+
+
+def _status(url: str, token: str, **headers: str) -> int:
+    sent = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {token}",
+    } | headers
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    return httpx.post(url, json=ping, headers=sent, timeout=10).status_code
+
+
+def test_all_interfaces_keep_the_host_and_origin_checks(tmp_path: Path) -> None:
+    with _serving(tmp_path, host="0.0.0.0", allow_hosts=["cairn.example"]) as (url, token, log):
+        port = url.split(":")[2].split("/")[0]
+        assert _status(url, token) not in (403, 421)  # loopback, as the client sends it
+        assert _status(url, token, Host=f"cairn.example:{port}") not in (403, 421)  # an allowed name
+        assert _status(url, token, Host=f"evil.example:{port}") == 421  # a rebinding name
+        assert _status(url, token, Origin="http://evil.example") == 403
+        assert _status(url, token, Origin=f"http://cairn.example:{port}") not in (403, 421)
+        banner = log.read_text(encoding="utf-8")
+        assert "cairn.example" in banner and "Ctrl-C" in banner and 'RUN_ARGS="--port 9000"' in banner
+    with _serving(tmp_path, host="0.0.0.0") as (url, token, log):
+        port = url.split(":")[2].split("/")[0]
+        assert _status(url, token, Host=f"cairn.example:{port}") == 421  # not named: refused
+        assert "--allow-host" in log.read_text(encoding="utf-8")
+
+
+def test_makefile_run_says_how_to_stop_and_choose_a_port() -> None:
+    makefile = (Path(__file__).parent.parent / "Makefile").read_text(encoding="utf-8")
+    run = makefile[makefile.index("\nrun:") :].split("\n\n")[0]
+    assert "Ctrl-C" in run and 'RUN_ARGS="--port 9000"' in run
+
+
+async def test_a_write_the_file_system_refuses_reaches_the_agent_with_its_reason(memory: Memory) -> None:
+    (memory.vault / "user" / "courses").write_text("a file where a folder should be", encoding="utf-8")
+    async with connect(memory) as client:
+        text = await call_error(client, "memory_write", title="Linear algebra", folder="courses")
+    assert "io_error: cannot write" in text and str(memory.vault / "user" / "courses") in text
+    assert "File exists" in text
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"title": "Bad\x00title"},
+        {"title": "T", "tags": ["ok", "b\x00d"]},
+        {"title": "T", "observations": [{"category": "fa\x00ct", "text": "x"}]},
+        {"title": "T", "observations": [{"category": "fact", "text": "x\x00y"}]},
+        {"title": "T", "observations": [{"category": "fact", "text": "x", "tags": ["\x01"]}]},
+        {"title": "T", "observations": [{"category": "fact", "text": "x", "context": "c\x1b"}]},
+        {"title": "T", "observations": ["[fact] x\x00y"]},
+        {"title": "T", "relations": [{"type": "rel", "target": "Tar\x00get"}]},
+        {"title": "T", "relations": [{"type": "re\x07l", "target": "X"}]},
+        {"title": "T", "relations": ["rel [[X\x00]]"]},
+        {"title": "T", "folder": "a\x00b"},
+    ],
+)
+async def test_control_characters_are_refused_in_every_written_part(memory: Memory, arguments) -> None:
+    async with connect(memory) as client:
+        text = await call_error(client, "memory_write", **arguments)
+    assert "control character" in text and "invalid_input" in text, text
+    assert "pydantic" not in text.lower() and "http" not in text
+    assert not list(memory.vault.rglob("*.md"))
+
+
+async def test_append_refuses_control_characters_and_answers_with_the_line_stored(memory: Memory) -> None:
+    async with connect(memory) as client:
+        note = await call(client, "memory_write", title="Incident log")
+        for bad in ({"category": "fact", "text": "a\x00b"}, {"category": "fact", "text": "a", "tags": ["\x00"]},
+                    {"line": "[fact] a\x00b"}):  # fmt: skip
+            text = await call_error(client, "memory_append", permalink=note["permalink"], **bad)
+            assert "control character" in text
+        done = await call(
+            client, "memory_append", permalink=note["permalink"], category="fact", text="issue #123 is fixed",
+            tags=["123", "ops"],
+        )  # fmt: skip
+        assert done["appended"] == "[fact] issue #123 is fixed #ops"
+        assert "- [fact] issue #123 is fixed #ops\n" in memory.read(note["permalink"]).text
+        line = await call(client, "memory_append", permalink=note["permalink"], line="- depends_on [[Pager]]")
+        assert line["appended"] == "depends_on [[Pager]]"
+    assert "\x00" not in memory.read(note["permalink"]).text
+
+
+async def test_observations_and_relations_as_objects_or_lines(memory: Memory) -> None:
+    async with connect(memory) as client:
+        written = await call(
+            client,
+            "memory_write",
+            title="Deployment checklist",
+            observations=["[step] drain #ops the node (first)", {"category": "step", "text": "deploy"}],
+            relations=["depends_on [[staging-cluster]]", {"type": "owned_by", "target": "Platform team"}],
+        )
+        assert written["observations"] == 2 and written["relations"] == 2
+        context = await call(client, "memory_context", url=f"memory://{written['permalink']}")
+    text = memory.read(written["permalink"]).text
+    assert "- [step] drain #ops the node (first)\n" in text and "- depends_on [[staging-cluster]]\n" in text
+    assert {u["target"] for u in context["unresolved"]} == {"staging-cluster", "Platform team"}
+
+
+async def test_bad_arguments_are_one_sentence(memory: Memory) -> None:
+    async with connect(memory) as client:
+        missing = await call_error(client, "memory_write", observations=[])
+        wrong = await call_error(client, "memory_write", title="T", observations=[{"text": "no category"}])
+        bad_line = await call_error(client, "memory_write", title="T", observations=["no category here"])
+        deep = await call_error(client, "memory_context", url="memory://x", depth=99)
+    assert missing == "invalid_input: memory_write: title is required", missing
+    assert wrong.startswith("invalid_input: memory_write: observations[0].category is required"), wrong
+    assert "[category]" in bad_line and "\n" not in bad_line
+    for text in (missing, wrong, bad_line, deep):
+        assert "\n" not in text and "pydantic" not in text.lower() and "errors.pydantic.dev" not in text
+
+
+async def test_context_direction_and_depth_limit_in_the_schema(memory: Memory) -> None:
+    from cairn.query_filters import MAX_CONTEXT_DEPTH
+
+    async with connect(memory) as client:
+        cluster = await call(client, "memory_write", title="staging-cluster")
+        await call(
+            client, "memory_write", title="Deployment checklist", relations=["depends_on [[staging-cluster]]"]
+        )
+        got = await call(client, "memory_context", url=f"memory://{cluster['permalink']}")
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert [(r["title"], r["direction"]) for r in got["related"]] == [("Deployment checklist", "in")]
+    assert tools["memory_context"].input_schema["properties"]["depth"]["maximum"] == MAX_CONTEXT_DEPTH
+
+
+async def test_edit_mismatch_names_the_argument_the_agent_sends(memory: Memory) -> None:
+    async with connect(memory) as client:
+        note = await call(client, "memory_write", title="Deploy", body="go-on go-on go-on")
+        text = await call_error(
+            client, "memory_edit", permalink=note["permalink"], find="go-on", replace="go"
+        )
+    assert "expected_replacements=3" in text and " expected=3" not in text
+
+
+async def test_restore_brings_a_deleted_note_back(memory: Memory) -> None:
+    async with connect(memory) as client:
+        note = await call(client, "memory_write", **TRIP)
+        await call(client, "memory_delete", permalink=note["permalink"])
+        assert (await call(client, "memory_search", query="kyoto"))["hits"] == []
+        restored = await call(client, "memory_restore", permalink=note["permalink"])
+        assert restored["restored"] == note["permalink"]
+        assert [h["permalink"] for h in (await call(client, "memory_search", query="kyoto"))["hits"]] == [
+            note["permalink"]
+        ]
+        again = await call_error(client, "memory_restore", permalink=note["permalink"])
+    assert again.startswith("Error executing tool memory_restore: not_found:") or "not_found" in again
+
+
+async def test_an_empty_snapshot_says_why(memory: Memory) -> None:
+    async with connect(memory) as client:
+        empty = (await client.read_resource("memory://snapshot")).contents[0].text
+        await call(client, "memory_write", title="Seat", type="preference", observations=["[seat] front row"])
+        full = (await client.read_resource("memory://snapshot")).contents[0].text
+    assert "This snapshot is empty" in empty and "preference" in empty and "memory://" not in empty
+    assert "front row" in full and "This snapshot is empty" not in full

@@ -53,10 +53,10 @@ def gather(
                     continue
                 for hop in index.rows_by_permalink((row.scope,), linked)[:1]:
                     if filters.visible(hop, visible):
-                        following += _visit(hop, level, rel_type, row, seen, nodes, bound)
+                        following += _visit(hop, level, rel_type, row, seen, nodes, bound, "out")
             for rel_type, _title, source in links.backlinks_of(index, row, visible):
                 for hop in index.rows_by_permalink((row.scope,), source)[:1]:
-                    following += _visit(hop, level, rel_type, row, seen, nodes, bound)
+                    following += _visit(hop, level, rel_type, row, seen, nodes, bound, "in")
         frontier = following
     return Context(url=url, primary=primary, related=tuple(nodes), unresolved=tuple(unresolved))
 
@@ -69,11 +69,12 @@ def _visit(
     seen: set[int],
     nodes: list[ContextNode],
     bound: float | None,
+    direction: str,
 ) -> list[Row]:
     if row.id in seen:
         return []
     seen.add(row.id)
     if bound is not None and (row.modified_ts or 0) < bound:
         return []
-    nodes.append(ContextNode(summary(row), level, via, source.permalink))
+    nodes.append(ContextNode(summary(row), level, via, source.permalink, direction))
     return [row]

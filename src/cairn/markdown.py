@@ -568,8 +568,10 @@ def _observation(content: str, line: int = 0) -> Observation | None:
         return None
     rest, context = _split_context(m.group(2))
     if "#" in rest:
+        # Tags are read where they stand; only the run of tags that ends the sentence is taken
+        # off the content, so "issue #123 is fixed" keeps its words in place.
         tags = tuple(dict.fromkeys(_TAG.findall(rest)))
-        rest = _TAG.sub(" ", rest)
+        rest = _TRAILING_TAGS.sub("", rest)
     else:
         tags = ()
     content = " ".join(rest.split())
@@ -608,8 +610,20 @@ def parse_relation(line: str) -> Relation | None:
 def format_observation(
     category: str, content: str, tags: Sequence[str] = (), context: str | None = None
 ) -> str:
-    """``[category] content #tag1 #tag2 (context)``, without the leading ``- ``."""
-    text = f"[{category.strip()}] {content.strip()}" + "".join(f" #{t.lstrip('#')}" for t in tags)
+    """``[category] content #tag1 #tag2 (context)``, without the leading ``- ``.
+
+    A tag the content already holds as ``#tag`` stays where it is and is not repeated at the end.
+
+    Raises:
+        InvalidInput: a control character (NUL and the like; tab aside) in any part.
+    """
+    for what, value in (("category", category), ("text", content), ("context", context or "")):
+        refuse_control_chars(value, f"observation {what}")
+    for tag in tags:
+        refuse_control_chars(tag, "tag")
+    inline = set(_TAG.findall(content))
+    added = "".join(f" #{t.lstrip('#')}" for t in tags if t.lstrip("#") not in inline)
+    text = f"[{category.strip()}] {content.strip()}" + added
     return f"{text} ({context.strip()})" if context and context.strip() else text
 
 
@@ -619,6 +633,8 @@ def format_relation(type: str, target: str, context: str | None = None) -> str:
     Raises:
         InvalidInput: an empty type, a type holding ``"``, or a target holding ``[ ] | #`` or a line break.
     """
+    for what, value in (("type", type), ("target", target), ("context", context or "")):
+        refuse_control_chars(value, f"relation {what}")
     type, target = type.strip(), target.strip()
     if not type or '"' in type or "\n" in type:
         raise InvalidInput(f"relation type must be non-empty, one line and without '\"': {type!r}")
@@ -632,9 +648,27 @@ def format_relation(type: str, target: str, context: str | None = None) -> str:
     return f"{text} ({context.strip()})" if context and context.strip() else text
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 and DEL; tab and line ends aside
+_TRAILING_TAGS = re.compile(r"(?:(?:^|\s+)#[^\s#(),]+)+\s*$")
+
+
+def refuse_control_chars(text: str, what: str) -> None:
+    """Raise InvalidInput when ``text`` holds a control character (NUL, ESC ...); tab and line
+    breaks are left to the caller, which knows whether a line break is allowed.
+
+    Raises:
+        InvalidInput: naming ``what`` and the character.
+    """
+    if found := _CONTROL.search(text):
+        raise InvalidInput(
+            f"{what} holds the control character U+{ord(found[0]):04X}; notes are plain text: remove it"
+        )
+
+
 def _strip_bullet(spec: str, what: str) -> str:
     if "\n" in spec.strip() or "\r" in spec.strip():
         raise InvalidInput(f"an {what} must be a single line, got {spec!r}")
+    refuse_control_chars(spec, "an " + what)
     spec = spec.strip()
     return spec[1:].lstrip() if spec[:1] in "-*" and spec[1:2] in (" ", "\t") else spec
 
@@ -647,6 +681,13 @@ def parse_observation_spec(spec: str) -> Observation:
     """
     body = _strip_bullet(spec, "observation")
     m = re.match(r"\[([^\[\]]*)\]", body)
+    if m and m.group(1) in (" ", "x", "X"):
+        raise InvalidInput(
+            f"[{m.group(1)}] is a checkbox (a task list item), not a category: write a category "
+            f"such as [task] or [done] instead: {spec!r}"
+        )
+    if m and not m.group(1).strip():
+        raise InvalidInput(f"the [category] is blank: name one, e.g. [fact] or [preference]: {spec!r}")
     if not m or not is_category(m.group(1)):
         raise InvalidInput(
             f"an observation starts with a [category], e.g. '[fact] text #tag (context)': {spec!r}"

@@ -275,9 +275,16 @@ class ContextNode:
     depth: int
     via: str | None = None  # relation type that led here
     from_permalink: str | None = None
+    direction: str = "out"  # "out": from_permalink -via-> this note; "in": this note -via-> from_permalink
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.note.to_dict(), "depth": self.depth, "via": self.via, "from": self.from_permalink}
+        return {
+            **self.note.to_dict(),
+            "depth": self.depth,
+            "via": self.via,
+            "from": self.from_permalink,
+            "direction": self.direction,
+        }
 
 
 @dataclass(frozen=True)
