@@ -137,7 +137,12 @@ class DavServer:
 
 @dataclass
 class S3Server:
-    """moto's threaded S3 server on ``http://127.0.0.1:PORT`` with one bucket."""
+    """moto's threaded S3 server on ``http://127.0.0.1:PORT`` with one bucket.
+
+    moto checks ``IfMatch`` / ``IfNoneMatch`` and then stores the object in two steps on a
+    threaded server, so two racing conditional PUTs could both pass, where AWS decides them
+    atomically; the server here therefore handles one request at a time, as wsgidav does.
+    """
 
     bucket: str = "cairn-test"
     port: int = 0
@@ -146,8 +151,24 @@ class S3Server:
     def start(self) -> S3Server:
         from moto.server import ThreadedMotoServer
 
+        class OneAtATime(ThreadedMotoServer):
+            def _server_entry(self) -> None:
+                from moto.moto_server.werkzeug_app import (
+                    DomainDispatcherApplication,
+                    MotoRequestHandler,
+                    create_backend_app,
+                )
+                from werkzeug.serving import make_server
+
+                app = _one_at_a_time(DomainDispatcherApplication(create_backend_app))
+                self._server = make_server(
+                    self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
+                )
+                self._server_ready_event.set()
+                self._server.serve_forever()
+
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server = OneAtATime(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         self.port = server.get_host_and_port()[1]
         self._server = server
@@ -172,6 +193,13 @@ class S3Server:
             aws_access_key_id="testing",
             aws_secret_access_key="testing",
         )
+
+    def put_directly(self, key: str, data: bytes) -> None:
+        """Store an object straight into moto's in-process backend: no HTTP, for big fixtures."""
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.s3.models import s3_backends
+
+        s3_backends[DEFAULT_ACCOUNT_ID]["aws"].put_object(self.bucket, key, data)
 
     def remote(self, prefix: str | None = None) -> str:
         """An ``s3://`` URL of a fresh, empty prefix in the bucket."""

@@ -128,6 +128,7 @@ def test_bad_remote_urls_get_one_clear_error(url: str) -> None:
 @pytest.mark.parametrize(
     ("url", "library", "extra"),
     [
+        ("s3://bucket/prefix", "boto3", "s3"),
         ("webdavs://host/dav", "httpx", "webdav"),
     ],
 )
