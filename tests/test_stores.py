@@ -130,6 +130,7 @@ def test_bad_remote_urls_get_one_clear_error(url: str) -> None:
     [
         ("s3://bucket/prefix", "boto3", "s3"),
         ("webdavs://host/dav", "httpx", "webdav"),
+        ("seafile://host/repo-id", "httpx", "seafile"),
     ],
 )
 def test_a_missing_library_names_the_extra_to_install(
