@@ -14,6 +14,7 @@ Errors, all under ``StoreError``:
     +-- StoreNotFound       no file at that path
     +-- AuthFailed          401/403: the credential is wrong, expired or revoked
     +-- Unreachable         connection refused, DNS, TLS, timeouts, 5xx after retries
+    +-- InvalidPath         a path that is empty, absolute, holds ".." or a control character
 
 Backends translate their library's errors into these at the edge (``raise ... from exc``).
 """
@@ -50,6 +51,11 @@ class Unreachable(StoreError):
     exit_code = 13
 
 
+class InvalidPath(StoreError):
+    code = "invalid_path"
+    exit_code = 2
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One file as a listing reports it."""
@@ -75,6 +81,10 @@ class Store(Protocol):
     #: True when ``write(if_version=...)`` / ``create_only`` are enforced by the backend itself;
     #: False when the store can only check, then write (a race window sync must re-verify).
     native_cas: bool
+
+    #: How many requests this store has sent to its backend so far (0 for local stores): what
+    #: sync reports as ``requests`` and the benchmark counts.
+    requests: int
 
     def list(self, prefix: str = "") -> Iterator[Entry]:
         """Every file at or below ``prefix`` (a folder path, "" for all), in no promised order."""
@@ -106,3 +116,25 @@ class Store(Protocol):
     def close(self) -> None:
         """Release connections."""
         ...
+
+
+def check_path(path: str) -> str:
+    """The path as every backend takes it: relative, "/"-separated, no empty, "." or ".." part.
+
+    Raises ``InvalidPath`` rather than letting a hostile name reach a server or the file system.
+    """
+    if not isinstance(path, str) or not path:
+        raise InvalidPath("A store path cannot be empty.")
+    if path.startswith("/") or "\\" in path:
+        raise InvalidPath(f"A store path is relative and uses '/': {path!r}.")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
+        raise InvalidPath(f"A store path cannot hold control characters: {path!r}.")
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        raise InvalidPath(f"A store path cannot have empty, '.' or '..' parts: {path!r}.")
+    return path
+
+
+def check_prefix(prefix: str) -> str:
+    """A folder prefix for ``list``: "" for everything, else a checked path without its end "/"."""
+    prefix = prefix.strip("/")
+    return check_path(prefix) if prefix else ""
