@@ -423,3 +423,80 @@ def test_status_counts_unnamed_files_and_says_how_it_stays_fresh(memory: Memory)
     assert status["freshness_now"] in ("scan", "inotify") and status["freshness_why"]
     if sys.platform.startswith("linux"):
         assert status["freshness"] == "inotify"
+
+
+def _chattr(flag: str, path: Path) -> bool:
+    return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+def test_an_immutable_folder_is_one_clear_error_and_leaves_nothing(memory: Memory) -> None:
+    memory.write("First")
+    folder = memory.vault / "user"
+    if not _chattr("+i", folder):
+        pytest.skip("chattr +i is refused here (no CAP_LINUX_IMMUTABLE or a file system without it)")
+    try:
+        with pytest.raises(FolderUnwritable, match=r"cannot write in .*user: the folder is immutable"):
+            memory.write("Second")
+        assert sorted(os.listdir(folder)) == ["First.md"]
+    finally:
+        _chattr("-i", folder)
+    assert memory.write("Second").path == "user/Second.md"
+
+
+def test_an_immutable_index_changes_nothing_and_recovers(vault: Path, isolated_home: Path) -> None:
+    with Memory.open(vault, home=isolated_home) as memory:
+        memory.write("First")
+        path = memory.index_path
+    if not _chattr("+i", path):
+        pytest.skip("chattr +i is refused here (no CAP_LINUX_IMMUTABLE or a file system without it)")
+    try:
+        with (
+            pytest.raises(IndexUnavailable, match="cannot use the index"),
+            Memory.open(vault, home=isolated_home) as memory,
+        ):
+            memory.write("Second")
+        assert not (vault / "user" / "Second.md").exists()
+    finally:
+        _chattr("-i", path)
+    with Memory.open(vault, home=isolated_home) as memory:
+        assert memory.write("Second").path == "user/Second.md"
+        assert sorted(h.title for h in memory.search("first second")) == ["First", "Second"]
+
+
+def test_an_edit_is_applied_again_to_a_file_changed_under_it(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn import fileio
+
+    note = memory.write("Raced edit", observations=["[fact] alpha", "[fact] beta"])
+    path = memory.vault / note.path
+    real_unchanged = fileio.unchanged
+    appended: list[bool] = []
+
+    def changed_once(vault: Path, base: fileio.Base | None) -> bool:
+        if not appended:  # another program appends between Cairn's read and its rename
+            appended.append(True)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write("- [ext] gamma\n")
+        return real_unchanged(vault, base)
+
+    monkeypatch.setattr(fileio, "unchanged", changed_once)
+    memory.edit(note.permalink, "alpha", "ALPHA")
+    text = path.read_text(encoding="utf-8")
+    assert "ALPHA" in text and "gamma" in text and "alpha" not in text
+    appended.clear()
+
+    def removed_once(vault: Path, base: fileio.Base | None) -> bool:
+        if not appended:
+            appended.append(True)
+            path.write_text(
+                path.read_text(encoding="utf-8").replace("beta", "BETA by hand"), encoding="utf-8"
+            )
+        return real_unchanged(vault, base)
+
+    monkeypatch.setattr(fileio, "unchanged", removed_once)
+    from cairn.errors import Conflict
+
+    with pytest.raises(Conflict, match="no longer applies"):
+        memory.edit(note.permalink, "beta", "b")
+    assert "BETA by hand" in path.read_text(encoding="utf-8")

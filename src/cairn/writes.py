@@ -227,12 +227,20 @@ def commit(mem: Memory, rel: str, change: Change) -> Note:
     fileio.remove_stale_temps(path.parent)
     note: Note | None = None
     late = b""
-    for _ in range(fileio.MAX_MERGES):
+    for attempt in range(fileio.MAX_MERGES):
         base = fileio.read_base(vault, rel)
         try:
             if note is None:
                 old = load_note(rel, base.data, mtime_ns=base.mtime_ns, tz=mem.tz) if base else None
-                data = change(old).encode("utf-8")
+                try:
+                    data = change(old).encode("utf-8")
+                except EditMismatch as exc:
+                    if not attempt:
+                        raise
+                    raise Conflict(  # it applied to the file as first read, not as changed since
+                        f"{rel} changed while Cairn was editing it, and the edit no longer applies "
+                        f"({exc.message})"
+                    ) from exc
                 try:
                     load_note(rel, data, tz=mem.tz)
                 except DamagedNote as exc:
