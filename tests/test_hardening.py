@@ -318,15 +318,17 @@ def test_an_interrupted_delete_is_settled_and_named(memory: Memory) -> None:
     assert memory.read(note.permalink).path == note.path
 
 
-def test_stale_temp_files_are_removed_at_the_next_write(memory: Memory) -> None:
-    memory.write("First")
-    folder = memory.vault / "user"
-    old = folder / ".First.md.deadbeef.tmp"
-    fresh = folder / ".First.md.cafebabe.tmp"
+def test_stale_temp_files_are_removed_at_the_next_write(vault: Path, isolated_home: Path) -> None:
+    with Memory.open(vault, home=isolated_home) as memory:
+        memory.write("First")
+    folder = vault / "user"
+    old = folder / ".First.md.deadbeef.tmp"  # left by a write killed midway
+    fresh = folder / ".First.md.cafebabe.tmp"  # perhaps a write under way right now
     old.write_bytes(b"x")
     fresh.write_bytes(b"y")
     os.utime(old, (time.time() - 120, time.time() - 120))
-    memory.write("Second")
+    with Memory.open(vault, home=isolated_home) as memory:  # the next command
+        memory.write("Second")
     assert not old.exists() and fresh.exists()
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import math
 import os
 import secrets
 import stat
@@ -204,10 +205,18 @@ def rename(tmp: Path, path: Path) -> None:
     fsync_dir(path.parent)
 
 
-def remove_stale_temps(folder: Path, *, older_than: float = STALE_TEMP_SECONDS) -> int:
-    """Remove ``.*.tmp`` files in ``folder`` left by writes killed midway; returns how many."""
+def remove_stale_temps(
+    folder: Path, swept: dict[Path, float], *, older_than: float = STALE_TEMP_SECONDS
+) -> int:
+    """Remove ``.*.tmp`` files in ``folder`` left by writes killed midway; returns how many.
+    ``swept`` (folder -> when it was last swept) keeps it to once a minute per folder: listing a
+    folder of 10k notes at every write would cost milliseconds each time."""
+    now = time.time()
+    if now - swept.get(folder, -math.inf) < older_than:
+        return 0
+    swept[folder] = now
     removed = 0
-    cutoff = time.time() - older_than
+    cutoff = now - older_than
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
             name = entry.name

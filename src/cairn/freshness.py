@@ -52,6 +52,7 @@ class Freshness:
         # and 16 MB at 100k notes in every command.
         self.stamps: dict[str, tuple[int, int]] = {}
         self.needs_scan = True
+        self.swept: dict[Path, float] = {}  # folder -> when its leftover temp files were removed
 
     def load(self) -> None:
         self.stamps = self.index.file_stamps()

@@ -224,7 +224,7 @@ def commit(mem: Memory, rel: str, change: Change) -> Note:
     vault = mem.vault
     fileio.check_inside(vault, rel)
     path = vault / rel
-    fileio.remove_stale_temps(path.parent)
+    fileio.remove_stale_temps(path.parent, mem._fresh.swept)
     note: Note | None = None
     late = b""
     for attempt in range(fileio.MAX_MERGES):
