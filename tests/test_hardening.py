@@ -502,3 +502,42 @@ def test_an_edit_is_applied_again_to_a_file_changed_under_it(
     with pytest.raises(Conflict, match="no longer applies"):
         memory.edit(note.permalink, "beta", "b")
     assert "BETA by hand" in path.read_text(encoding="utf-8")
+
+
+def test_a_full_disk_is_one_clear_error_and_leaves_nothing(tmp_path: Path, isolated_home: Path) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (not root, or no CAP_SYS_ADMIN)")
+    try:
+        with Memory.open(disk / "vault", home=isolated_home) as memory:
+            memory.write("First")
+            fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+            with pytest.raises(OSError):
+                while True:
+                    os.write(fd, b"x" * 4096)
+            os.close(fd)
+            with pytest.raises(FolderUnwritable, match="the disk is full; nothing was written"):
+                memory.write("Second", body="text " * 2000)
+            assert sorted(os.listdir(disk / "vault" / "user")) == ["First.md"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_the_trash_lists_deleted_notes_newest_first(memory: Memory, tmp_path: Path) -> None:
+    first = memory.write("First gone")
+    second = memory.write("Second gone")
+    memory.delete(first.permalink, reason="old")
+    time.sleep(1.1)  # deletion times are kept to the second
+    memory.delete(second.permalink)
+    (tmp_path / "outside.md").write_text("# Outside\n", encoding="utf-8")
+    (memory.vault / "user" / ".trash" / "Linked.md").symlink_to(tmp_path / "outside.md")
+    listed = memory.trash()
+    assert [(n.title, n.path) for n in listed] == [
+        ("Second gone", "user/.trash/Second gone.md"),
+        ("First gone", "user/.trash/First gone.md"),
+    ]
+    assert listed[1].frontmatter["deleted_reason"] == "old"

@@ -379,6 +379,16 @@ class Memory:
         """
         return trash.restore(self, self._write_scope(scope), permalink)
 
+    def trash(self, *, scope: str | None = None) -> list[Note]:
+        """The notes in the scope's trash, newest deletion first: each ``path`` is where it lies
+        (``<scope>/.trash/...``), its front matter holds ``deleted`` (and ``deleted_reason``).
+        ``restore(permalink)`` brings one back."""
+        scope = self._write_scope(scope)
+        with self._lock:
+            if not self.vault.is_dir():
+                return []
+            return [replace(t.note, path=t.path) for t in trash.trashed(self, scope)]
+
     # -- reads ----------------------------------------------------------------------------------
 
     @_mends_index
