@@ -24,14 +24,14 @@ def a_minute_apart() -> Iterator[None]:
     ``WRITTEN_FROM``. Ties in score fall to the newest note; on the wall clock, notes written
     within one second tie on that too and fall by permalink instead, and which notes share a
     second changes from run to run (the first Chinese set's MRR read 0.899 or 0.907)."""
-    from cairn import memory
+    from cairn import writes
 
     minutes = itertools.count()
 
     def written_at(tz: tzinfo) -> str:
         return (WRITTEN_FROM + timedelta(minutes=next(minutes))).astimezone(tz).isoformat()
 
-    with mock.patch.object(memory, "now_iso", written_at):
+    with mock.patch.object(writes, "now_iso", written_at):
         yield
 
 

@@ -721,10 +721,10 @@ def test_plain_values_convert_as_typer_converts_them(tmp_path):
 def test_a_write_the_file_system_refuses_is_one_line(env):
     ok("init")
     (env.vault / "user" / "courses").write_text("a file where a folder should be", encoding="utf-8")
-    result = failed("write", "Linear algebra", "--folder", "courses", "--json", code=1)
+    result = failed("write", "Linear algebra", "--folder", "courses", "--json", code=12)
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: cannot write ")
     assert str(env.vault / "user" / "courses") in result.stderr and "File exists" in result.stderr
-    assert json.loads(result.stdout)["error"]["code"] == "io_error"
+    assert json.loads(result.stdout)["error"]["code"] == "folder_unwritable"
     assert not list(env.vault.rglob("*.tmp"))
 
 
@@ -792,7 +792,7 @@ def test_delete_says_where_the_file_went(env):
     assert "moved to user/.trash/Old plan.md" in out and (env.vault / "user/.trash/Old plan.md").exists()
     again = ok_json("write", "Old plan", "--body", "y")
     deleted = ok_json("delete", again["permalink"])
-    assert deleted["path"] == "user/.trash/Old plan (2).md" and deleted["was"] == "user/Old plan.md"
+    assert deleted["path"] == "user/.trash/Old plan (2).md"
     assert (env.vault / deleted["path"]).exists()
 
 
@@ -816,8 +816,9 @@ def test_doctor_names_each_damaged_path_once(env):
 
 
 def test_status_says_why_a_one_shot_command_scans(env):
+    ok("init")
     out = ok("status").stdout
-    assert "freshness: scan" in out and "freshness_why: this one-shot command" in out
+    assert "freshness_now: scan" in out and "freshness_why: a one-shot command starts no watcher" in out
     assert "cairn serve" in ok_json("status")["freshness_why"]
 
 

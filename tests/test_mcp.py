@@ -531,7 +531,7 @@ async def test_a_write_the_file_system_refuses_reaches_the_agent_with_its_reason
     (memory.vault / "user" / "courses").write_text("a file where a folder should be", encoding="utf-8")
     async with connect(memory) as client:
         text = await call_error(client, "memory_write", title="Linear algebra", folder="courses")
-    assert "io_error: cannot write" in text and str(memory.vault / "user" / "courses") in text
+    assert "folder_unwritable: cannot write" in text and str(memory.vault / "user" / "courses") in text
     assert "File exists" in text
 
 

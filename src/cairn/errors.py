@@ -10,6 +10,8 @@
     +-- SecretRefused          the content holds a credential or an unmarked ID number
     +-- Conflict               the file changed under us; nothing was written
     +-- Busy                   another process held the index for longer than Cairn waits
+    +-- IndexUnavailable       the index cannot be opened or written (read-only, a folder, full)
+    +-- FolderUnwritable       a vault folder cannot be written (read-only, immutable, full)
 
 Faces catch ``CairnError`` only, print ``message`` and exit with ``exit_code``.
 Library errors are translated at the edge with ``raise CairnError(...) from exc``.
@@ -72,3 +74,13 @@ class Conflict(CairnError):
 class Busy(CairnError):
     code = "busy"
     exit_code = 10
+
+
+class IndexUnavailable(CairnError):
+    code = "index_unavailable"
+    exit_code = 11
+
+
+class FolderUnwritable(CairnError):
+    code = "folder_unwritable"
+    exit_code = 12

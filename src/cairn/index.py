@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import time
 import zlib
 from collections import Counter
@@ -130,15 +131,51 @@ _OPEN_FLAGS = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE
 # copy damaged it. (A locked or unreadable file raises other errors: those are real problems.)
 DAMAGED = (apsw.NotADBError, apsw.CorruptError)
 BUSY = apsw.BusyError  # still locked by another process after BUSY_TIMEOUT_MS
+# What SQLite raises when the index cannot be opened or written now: a read-only or immutable file
+# or folder, a full disk, a folder where the file should be. Only a cache: said in one line, and
+# the file is opened again at the next call, so that it recovers once it can be written.
+UNWRITABLE = (
+    apsw.ReadOnlyError,
+    apsw.CantOpenError,
+    apsw.IOError,
+    apsw.FullError,
+    apsw.PermissionsError,
+    apsw.AuthError,
+)
+FILE_MODE = 0o600  # the index holds every note's text, sensitive ones too: for its owner only
 
 
 def _open(path: Path) -> apsw.Connection:
     """A connection that waits for another process's lock from its first statement on, setting
     WAL mode included: it reads the file too, and failed at once while another process held it
-    (opening the index, or closing it with a checkpoint)."""
+    (opening the index, or closing it with a checkpoint). The files are made for their owner
+    alone (``FILE_MODE``); SQLite gives the ``-wal`` and ``-shm`` files the main file's mode."""
+    _own_files(path)
     db = apsw.Connection(str(path), flags=_OPEN_FLAGS)
     db.set_busy_timeout(BUSY_TIMEOUT_MS)
     return db
+
+
+def _own_files(path: Path) -> None:
+    """Create the index file with ``FILE_MODE``, take group and other access from its files, and
+    give its ``-wal`` and ``-shm`` files the main file's owner mode: an index once read-only
+    leaves a ``-shm`` of mode 0444 that would fail every later call, long after the index itself
+    was made writable again. (A file made read-only on purpose stays so.)"""
+    with suppress(OSError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), FILE_MODE))
+    try:
+        main = os.lstat(path)
+    except OSError:
+        return
+    owner = stat.S_IMODE(main.st_mode) & 0o700
+    for suffix in ("", "-wal", "-shm"):
+        part = f"{path}{suffix}"
+        with suppress(OSError):
+            st = os.lstat(part)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+                wanted = owner if suffix else stat.S_IMODE(st.st_mode) & 0o700
+                if stat.S_IMODE(st.st_mode) != wanted:
+                    os.chmod(part, wanted)
 
 
 def _set_wal(db: apsw.Connection) -> None:
@@ -190,9 +227,12 @@ class Index:
         self.path = path
         self._second: apsw.Connection | None = None  # for ranking half of a large match, lazily
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:  # say which path is in the way, not how mkdir failed
             raise InvalidInput(f"cannot keep the index in {path.parent}: {exc.strerror}") from exc
+        with suppress(OSError):  # the folder holds every note's text: for its owner alone
+            if path.parent.stat().st_uid == os.geteuid():
+                path.parent.chmod(0o700)
         try:
             self.db = self._connect()
             self._ensure_schema()
@@ -212,6 +252,40 @@ class Index:
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         self.db = self._connect()
         self.reset()
+
+    def reopen(self) -> None:
+        """Open the file again: after it could not be written, SQLite's connection stays read-only
+        even once the file is writable again."""
+        with suppress(AttributeError, apsw.Error):
+            self.db.close()
+        self._close_second()
+        self.db = self._connect()
+        self._ensure_schema()
+
+    @contextmanager
+    def waiting(self, milliseconds: int) -> Iterator[None]:
+        """Wait at most ``milliseconds`` for another process's lock meanwhile (instead of
+        ``BUSY_TIMEOUT_MS``)."""
+        self.db.set_busy_timeout(milliseconds)
+        try:
+            yield
+        finally:
+            self.db.set_busy_timeout(BUSY_TIMEOUT_MS)
+
+    def check_writable(self) -> None:
+        """Raise one of ``UNWRITABLE`` now if a write could not be indexed: a write checks this
+        before it touches a file, so that a failure changes nothing. An index another process
+        holds is no reason to refuse: the file is written and the index catches up later."""
+        if self.db.in_transaction:
+            return
+        if self.db.readonly("main"):  # SQLite opened the file read-only: BEGIN alone would pass
+            raise apsw.ReadOnlyError("the index file is read-only")
+        try:
+            with self.waiting(50):
+                self.db.execute("BEGIN IMMEDIATE")
+        except BUSY:
+            return
+        self.db.execute("ROLLBACK")
 
     def _connect(self) -> apsw.Connection:
         # Autocommit, like every APSW connection: transactions are begun explicitly (``transaction``).

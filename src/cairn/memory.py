@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import hashlib
 import os
-import re
-import stat
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from . import context, index, lifecycle, ranking, records
-from .errors import AlreadyExists, Busy, DamagedNote, EditMismatch, InvalidInput, NotFound, ScopeDenied
+import apsw
+
+from . import context, fileio, index, maintenance, ranking, trash, writes
+from .errors import (
+    Busy,
+    IndexUnavailable,
+    InvalidInput,
+    NotFound,
+    ScopeDenied,
+)
+from .freshness import Freshness, watching_wanted
+from .freshness import trusted_mtime as _trusted_mtime  # noqa: F401 - where tests have found it
 from .index import BUSY as BUSY_INDEX
 from .index import DAMAGED as DAMAGED_INDEX
+from .index import UNWRITABLE as UNWRITABLE_INDEX
 from .index import Filters, Index, Row
 from .models import (
     Context,
-    Damaged,
     DoctorReport,
     Hit,
     Note,
@@ -37,22 +44,14 @@ from .search.analysis import prefix_terms
 from .search.candidates import Seen
 from .search.vocabulary import IndexVocabulary
 from .vault import (
-    FileStat,
     VaultConfig,
-    atomic_write,
     bare_permalink,
     folder_scope,
-    inside_vault,
     load_config,
-    make_permalink,
-    now_iso,
     parse_moment,
     parse_timezone,
-    safe_filename,
     safe_folder,
-    scan_notes,
     scope_folder,
-    utf8_name,
     validate_scope,
 )
 
@@ -64,34 +63,36 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]  # (done, total)
 
-MAX_NOTE_BYTES = 2 * 1024 * 1024
-MAX_TITLE_CHARS = 200
 MAX_LIMIT = 1000
-CHECKPOINT_AFTER = 500  # files re-indexed in one go after which the WAL is folded back
 _T = TypeVar("_T")
 _P = ParamSpec("_P")
-# A file this fresh may change again within the same mtime tick, so it is hashed again at the next
-# scan. File systems that keep whole seconds (FAT: two) need seconds; where an mtime has digits
-# below the second, the tick is 15.6 ms at the coarsest (Windows), and 0.1 s leaves a wide margin.
-_RACY_SECONDS = 2.0
-_RACY_SECONDS_FINE = 0.1
-_TYPE = re.compile(r"[\w-]{1,64}")  # used with fullmatch
-_RESERVED_FIELDS = ("title", "permalink", "created", "modified", "origin", "type", "tags", "sensitivity")
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: writes are serialised within the process only
-    fcntl = None  # type: ignore[assignment]
 
 
 @contextlib.contextmanager
-def _busy_is_an_error() -> Iterator[None]:
+def _busy_is_an_error(index_path: Path | None = None) -> Iterator[None]:
     """Say so when another process keeps the index locked past the wait: a person can run the
-    command again once, say, that process's reindex is done."""
+    command again once, say, that process's reindex is done. So too, in one line, when the index
+    cannot be opened or written (``index.UNWRITABLE``)."""
     try:
         yield
     except BUSY_INDEX as exc:
         raise Busy("the index is in use by another process: try again when it is done") from exc
+    except UNWRITABLE_INDEX as exc:
+        raise _unavailable(index_path, exc) from exc
+
+
+def _unavailable(index_path: Path | None, exc: Exception) -> IndexUnavailable:
+    where = str(index_path) if index_path else "the index"
+    if index_path is not None and index_path.is_dir():
+        why = "that path is a folder, not a file: remove or move it"
+    elif isinstance(exc, apsw.FullError) or "full" in str(exc):
+        why = "the disk is full"
+    else:
+        why = "the file or its folder cannot be written (read-only, immutable or not ours)"
+    return IndexUnavailable(
+        f"cannot use the index {where}: {why}; nothing was written. The index is only a cache of the "
+        "notes: once it can be written it recovers by itself (or set CAIRN_HOME to another place)"
+    )
 
 
 def _mends_index(method: Callable[Concatenate[Memory, _P], _T]) -> Callable[Concatenate[Memory, _P], _T]:
@@ -102,13 +103,22 @@ def _mends_index(method: Callable[Concatenate[Memory, _P], _T]) -> Callable[Conc
 
     @functools.wraps(method)
     def mended(self: Memory, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        with _busy_is_an_error():
-            try:
-                return method(self, *args, **kwargs)
-            except DAMAGED_INDEX:
+        with _busy_is_an_error(self.index_path):
+            if self._reopen:
                 with self._lock:
-                    self._replace_index()
-                return method(self, *args, **kwargs)
+                    self._index.reopen()
+                    self._reopen = False
+                    self._fresh.load()
+            try:
+                try:
+                    return method(self, *args, **kwargs)
+                except DAMAGED_INDEX:
+                    with self._lock:
+                        self._replace_index()
+                    return method(self, *args, **kwargs)
+            except UNWRITABLE_INDEX:
+                self._reopen = True  # SQLite keeps the connection read-only: open it again next time
+                raise
 
     return mended
 
@@ -139,15 +149,16 @@ class Memory:
         self.tz = parse_timezone(config.timezone)
         vault_id = hashlib.sha256(str(vault).encode()).hexdigest()[:16]
         self.index_path = index.index_file(home / "index", vault_id)
-        self._lock_path = home / "locks" / f"{vault_id}.lock"
+        # Shared by every process on this vault, whatever its home (see fileio).
+        self._vault_lock = fileio.VaultLock(vault)
         self._lock = threading.RLock()
-        with _busy_is_an_error():
+        self._reopen = False  # the index could not be written: open it again at the next call
+        self._reads_need_vault = False
+        with _busy_is_an_error(self.index_path):
             self._index = Index(self.index_path)
-            # What the index holds of each file: (size, mtime) to spot a change. The hash that
-            # confirms one is read for the changed files only: held for every file, it cost 37 ms
-            # and 16 MB at 100k notes in every command.
+            self._fresh = Freshness(vault, self._index, self.tz, self.allow_scopes, None)
             try:
-                self._stamps = self._index.file_stamps()
+                self._fresh.load()
             except DAMAGED_INDEX:
                 self._replace_index()
         with contextlib.suppress(OSError):  # only a cache: never a reason to fail
@@ -156,8 +167,8 @@ class Memory:
             # imported here: only `cairn serve` watches; ctypes and friends cost ~20 ms per command
             from .watch import Watcher
         # Watch before the first scan, so that nothing changed in between goes unseen.
-        self._watcher = Watcher.start(vault) if watch and _watching_wanted() else None
-        self._needs_scan = True
+        self._watcher = Watcher.start(vault) if watch and watching_wanted() else None
+        self._fresh.watcher = self._watcher
 
     @classmethod
     def open(
@@ -169,6 +180,7 @@ class Memory:
         allow_scopes: Sequence[str] | None = None,
         origin: str | None = None,
         watch: bool = True,
+        create: bool = True,
     ) -> Memory:
         """Open (creating if needed) the vault at ``vault``.
 
@@ -182,9 +194,13 @@ class Memory:
             origin: name recorded in ``origin`` on every write (default: the host name).
             watch: follow changes through inotify where available (long-lived processes); a
                 one-shot command scans once instead. ``CAIRN_WATCH=0`` also turns it off.
+            create: make the vault folder now if it is missing (``cairn init``, and the default,
+                as before). With ``create=False`` nothing is made until the first write, and
+                a read of a vault that does not exist raises ``NotFound``.
 
         Raises:
             InvalidInput: a bad scope, a vault that is a file, a state directory inside the vault.
+            IndexUnavailable: the index cannot be opened (a folder at its path, say).
         """
         home_path = (
             Path(home or os.environ.get("CAIRN_HOME") or Path.home() / ".cairn").expanduser().resolve()
@@ -212,11 +228,12 @@ class Memory:
         scope = scope if scope is not None else allow[0]  # every entry was validated
         allow = list(dict.fromkeys(allow))
         try:
-            (vault_path / scope_folder(scope)).mkdir(parents=True, exist_ok=True)
-            home_path.mkdir(parents=True, exist_ok=True)
+            if create:
+                (vault_path / scope_folder(scope)).mkdir(parents=True, exist_ok=True)
+            home_path.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
             raise InvalidInput(f"cannot create the vault at {vault_path}: {exc.strerror}") from exc
-        return cls(
+        memory = cls(
             vault_path,
             home_path,
             scope=scope,
@@ -225,6 +242,8 @@ class Memory:
             config=config,
             watch=watch,
         )
+        memory._reads_need_vault = not create
+        return memory
 
     def close(self) -> None:
         with self._lock:
@@ -265,73 +284,22 @@ class Memory:
             AlreadyExists: a note with that title exists in the folder and ``overwrite`` is false.
             DamagedNote: the file at that place does not parse (it is left as it is).
             InvalidInput: bad title, type, tags, folder, observation or relation syntax.
+            FolderUnwritable: the folder cannot be written (read-only, immutable, full).
         """
-        from . import markdown
-
-        scope = self._write_scope(scope)
-        title = _clean_title(title)
-        if not _TYPE.fullmatch(type or ""):
-            raise InvalidInput(
-                f"type {type!r} must be one word of letters, digits, '_' or '-' (e.g. note, course)"
-            )
-        clean_tags = _clean_tags(tags)
-        obs_lines = [_observation_line(spec) for spec in observations]
-        rel_lines = [_relation_line(spec) for spec in relations]
-        extra = dict(fields or {})
-        for name in extra:
-            if name in _RESERVED_FIELDS:
-                raise InvalidInput(
-                    f"field {name!r} is set by Cairn or by its own parameter, not through fields"
-                )
-        sensitivity = _sensitivity(sensitivity or str(extra.pop("sensitivity", "") or "") or "normal")
-        lifecycle.validate(extra, self.tz)
-        _check_body(body)
-        _guard_note(
-            title, body, obs_lines, rel_lines, clean_tags, extra, sensitive=sensitivity == "sensitive"
+        return writes.write(
+            self,
+            self._write_scope(scope),
+            title,
+            body=body,
+            type=type,
+            folder=folder,
+            tags=tags,
+            observations=observations,
+            relations=relations,
+            fields=fields,
+            sensitivity=sensitivity,
+            overwrite=overwrite,
         )
-        spelled = _as_spelled(self.vault / scope_folder(scope), safe_folder(folder)) if folder else ""
-        rel = "/".join(p for p in (scope_folder(scope), spelled, safe_filename(title) + ".md") if p)
-
-        with self._writing():
-            path = self.vault / rel
-            _check_inside(self.vault, rel)
-            if not path.exists() and (twin := self._index.twin_path(rel)) is not None:
-                # "python.md" beside "Python.md" would be one file on a case-insensitive drive
-                # (macOS, Windows, most cloud folders), and two notes no title can tell apart.
-                # Looked up in the index (just synced), not by listing a folder of 10k notes.
-                path, rel = self.vault / twin, twin
-            old: Note | None = None
-            if path.exists():
-                old = self._load(rel)  # raises DamagedNote: a broken file is never overwritten
-                if not overwrite:
-                    raise AlreadyExists(
-                        f"a note titled {old.title!r} already exists at {rel} (permalink {old.permalink}); "
-                        "add to it with append or edit instead of writing it again"
-                    )
-            now = now_iso(self.tz)
-            front: dict[str, Any] = dict(old.frontmatter) if old else {}
-            for name in ("deleted", "deleted_reason"):
-                front.pop(name, None)
-            front.update(
-                title=title,
-                type=type,
-                permalink=old.permalink
-                if old
-                else make_permalink(title, scope, self._index.permalinks(scope)),
-                tags=clean_tags,
-                created=old.created if old and old.created else now,
-                modified=now,
-                origin=self.origin,
-                sensitivity=sensitivity,
-            )
-            front.update(extra)
-            if front["permalink"] in lifecycle.supersedes(front):
-                raise InvalidInput(
-                    f"this note's permalink is {front['permalink']}, so it would supersede itself; "
-                    "leave that permalink out of supersedes (a deleted note needs no replacing)"
-                )
-            text = markdown.new_note(front, title, body, obs_lines, rel_lines)
-            return self._commit(rel, text)
 
     @_mends_index
     def append(self, permalink: str, line: str, *, scope: str | None = None) -> Note:
@@ -341,26 +309,7 @@ class Memory:
             NotFound: no such note (append never creates one).
             InvalidInput: the line is neither an observation nor a relation.
         """
-        from . import markdown
-
-        scope = self._write_scope(scope)
-        spec = line.strip()
-        if spec.startswith("- "):
-            spec = spec[2:].strip()
-        if spec.startswith("[") and not spec.startswith("[["):
-            section, entry = "Observations", _observation_line(spec)
-        elif "[[" in spec:
-            section, entry = "Relations", _relation_line(spec)
-        else:
-            raise InvalidInput(
-                f"cannot append {line[:80]!r}: write an observation '[category] text #tag (context)' "
-                "or a relation 'type [[Target]]'"
-            )
-        with self._writing():
-            note = self._note_for_update(permalink, scope)
-            _check_secrets(entry, sensitive=note.sensitive, where=section[:-1].lower())
-            text = markdown.append_to_section(note.text, section, entry)
-            return self._commit(note.path, self._stamp(text))
+        return writes.append(self, self._write_scope(scope), permalink, line)
 
     @_mends_index
     def edit(
@@ -371,64 +320,19 @@ class Memory:
         Raises:
             EditMismatch: ``find`` occurs a number of times other than ``expected``; nothing changes.
             InvalidInput: empty ``find``, or the result would not parse.
+            Conflict: the note was removed by another program meanwhile.
         """
-        scope = self._write_scope(scope)
-        if not find:
-            raise InvalidInput("find text is empty: give the exact text to replace")
-        if expected < 1:
-            raise InvalidInput("expected must be 1 or more")
-        with self._writing():
-            note = self._note_for_update(permalink, scope)
-            _check_secrets(replace, sensitive=note.sensitive, where="replacement text")
-            count = note.text.count(find)
-            if count == 0:
-                raise EditMismatch(
-                    f"the text to find does not occur in {note.title!r} ({note.permalink}); nothing changed. "
-                    "Read the note and copy the exact text"
-                )
-            if count != expected:
-                raise EditMismatch(
-                    f"the text to find occurs {count} times in {note.title!r} ({note.permalink}), "
-                    f"expected {expected}; nothing changed. Give more surrounding text, or expected={count}"
-                )
-            text = note.text.replace(find, replace)
-            # The replacement may complete a secret with the text around it ("sk-proj-" + key).
-            before = set(note.text.split("\n"))
-            _check_secrets(
-                "\n".join(line for line in text.split("\n") if line not in before),
-                sensitive=note.sensitive,
-                where="edited text",
-            )
-            _check_body(text)
-            try:
-                stamped = self._stamp(text)  # parses the edited text: a broken one raises here
-            except DamagedNote as exc:
-                raise InvalidInput(
-                    f"that edit would break the note's front matter ({exc.message}); nothing changed"
-                ) from exc
-            return self._commit(note.path, stamped)
+        return writes.edit(self, self._write_scope(scope), permalink, find, replace, expected)
 
     @_mends_index
     def delete(self, permalink: str, *, reason: str | None = None, scope: str | None = None) -> Note:
-        """Soft delete: move the file into ``<scope>/.trash/``; ``restore`` brings it back."""
-        from . import markdown
+        """Soft delete: move the file into ``<scope>/.trash/``; ``restore`` brings it back.
 
-        scope = self._write_scope(scope)
-        with self._writing():
-            note = self._note_for_update(permalink, scope)
-            if reason:  # it is written into the note, which the trash keeps in the vault
-                _check_secrets(reason, sensitive=note.sensitive, where="reason")
-            scope_dir, _, rest = note.path.partition("/")
-            target = _free_path(self.vault, f"{scope_dir}/.trash/{rest}")
-            _check_inside(self.vault, target)
-            updates: dict[str, Any] = {"deleted": now_iso(self.tz)}
-            if reason:
-                updates["deleted_reason"] = reason.strip()
-            atomic_write(self.vault / target, markdown.set_fields(note.text, updates).encode("utf-8"))
-            (self.vault / note.path).unlink()
-            if self._index_written(lambda: self._index.remove(note.path)):
-                self._stamps.pop(note.path, None)
-            return note
+        Returns:
+            The note as it now lies in the trash: its ``path`` is ``<scope>/.trash/...``, its
+            front matter has ``deleted`` (and ``deleted_reason``).
+        """
+        return trash.delete(self, self._write_scope(scope), permalink, reason)
 
     @_mends_index
     def restore(self, permalink: str, *, scope: str | None = None) -> Note:
@@ -436,33 +340,24 @@ class Memory:
 
         If another note took its permalink meanwhile, the restored note gets a new one (see the
         returned note): two notes with one permalink could not be told apart by any call.
-        """
-        from . import markdown
+        Of several deleted copies the newest comes back; the returned note's ``notices`` say
+        what else happened (older copies kept, a new permalink, a new place).
 
+        Raises:
+            NotFound: no such permalink in the scope's trash.
+            AlreadyExists: the note is in the vault already (restored before): the copy stays.
+        """
+        return trash.restore(self, self._write_scope(scope), permalink)
+
+    def trash(self, *, scope: str | None = None) -> list[Note]:
+        """The notes in the scope's trash, newest deletion first: each ``path`` is where it lies
+        (``<scope>/.trash/...``), its front matter holds ``deleted`` (and ``deleted_reason``).
+        ``restore(permalink)`` brings one back."""
         scope = self._write_scope(scope)
-        permalink = bare_permalink(permalink)
-        with self._writing():
-            trash = self.vault / scope_folder(scope) / ".trash"
-            found: list[tuple[str, str, Note]] = []
-            for file in sorted(trash.rglob("*.md")) if trash.is_dir() else ():
-                rel = file.relative_to(self.vault).as_posix()
-                with contextlib.suppress(DamagedNote):
-                    note = load_note(rel.replace("/.trash", "", 1), file.read_bytes())
-                    if note.permalink == permalink:
-                        found.append((str(note.frontmatter.get("deleted", "")), rel, note))
-            if not found:
-                raise NotFound(f"no deleted note with permalink {permalink!r} in the trash of scope {scope}")
-            _deleted, trash_rel, note = max(found, key=lambda item: (item[0], item[1]))
-            target = _free_path(self.vault, trash_rel.replace("/.trash", "", 1))
-            # Delete then restore gives back the very bytes that were deleted (unless renamed here).
-            taken = self._index.permalinks(scope)
-            renamed = (
-                {"permalink": make_permalink(note.title, scope, taken)} if note.permalink in taken else {}
-            )
-            text = markdown.set_fields(note.text, renamed, remove=("deleted", "deleted_reason"))
-            restored = self._commit(target, text)
-            (self.vault / trash_rel).unlink()
-            return restored
+        with self._lock:
+            if not self.vault.is_dir():
+                return []
+            return [replace(t.note, path=t.path) for t in trash.trashed(self, scope)]
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -668,74 +563,56 @@ class Memory:
 
     @_mends_index
     def refresh(self) -> RefreshReport:
-        """Bring the index up to date with the files (only changed files are parsed)."""
+        """Bring the index up to date with the files (only changed files are parsed). Being asked
+        for, it also hashes the files whose size and mtime did not change (docs/freshness.md)."""
         with self._lock:
-            return self._sync(full=True)
+            self._vault_exists()
+            return self._fresh.sync(full=True, verify=True)
 
     def _replace_index(self) -> None:
         """A new, empty index in place of a damaged one; the next scan indexes every file."""
         self._index.replace()
-        self._stamps = {}
-        self._needs_scan = True
+        self._fresh.forget_all()
 
     @_mends_index
     def reindex(self, progress: Progress | None = None) -> RefreshReport:
         """Drop the index and rebuild it from the files (and give back the space an index that
         had grown larger no longer needs)."""
         with self._lock:
-            # The drop and the rebuild in one transaction: until it commits, every other process
-            # reads the index as it was, not an empty one.
-            try:
-                with self._index.transaction():
-                    self._index.reset()
-                    self._stamps = {}
-                    report = self._sync(progress, full=True)
-            except BaseException:
-                self._stamps = self._index.file_stamps()  # the index as it was, rolled back
-                raise
-            self._index.checkpoint()
-            self._index.compact()
-            return report
+            self._vault_exists()
+            return maintenance.reindex(self, progress)
 
     @_mends_index
     def doctor(self) -> DoctorReport:
         """Damaged files (with the reason; also files whose names are not UTF-8, which are not
         indexed), duplicate permalinks, unresolved relations, trash size, in the scopes this caller
-        may touch."""
+        may touch; ``warnings``: notes indexed only in part, notes both live and in the trash
+        (a copy left by an interrupted delete is removed)."""
         with self._lock:
-            skipped = self._sync(full=True).skipped  # a full scan: every file passed over
-            trashes = [self.vault / scope_folder(scope) / ".trash" for scope in self.allow_scopes]
-            trashed = sum(1 for trash in trashes if trash.is_dir() for _ in trash.rglob("*.md"))
-            damaged = [Damaged(path, error) for path, error in self._index.damaged(self.allow_scopes)]
-            return DoctorReport(
-                vault=str(self.vault),
-                index=str(self.index_path),
-                notes=self._index.count(self.allow_scopes),
-                damaged=(*damaged, *skipped),
-                duplicate_permalinks=tuple(self._index.duplicate_permalinks(self.allow_scopes)),
-                unresolved_relations=self._index.unresolved_count(self.allow_scopes),
-                trashed=trashed,
-            )
+            self._vault_exists()
+            return maintenance.doctor(self)
 
     @_mends_index
     def status(self) -> dict[str, Any]:
-        """Vault path, index path, scope, allowed scopes, counts, and how this process sees
-        hand edits (``freshness``: ``inotify`` events, or a ``scan`` of every file's size and mtime)."""
+        """Vault path, index path, scope, allowed scopes, counts (``damaged`` counts the files
+        ``doctor`` lists), and how hand edits are seen: ``freshness`` is what a long-running
+        process (``cairn serve``) uses here (``inotify`` events, or a ``scan``),
+        ``freshness_now`` what this process uses, and ``freshness_why`` says why."""
         with self._lock:
-            self._sync()
-            return {
-                "vault": str(self.vault),
-                "home": str(self.home),
-                "index": str(self.index_path),
-                "scope": self.scope,
-                "allow_scopes": list(self.allow_scopes),
-                "notes": self._index.count(self.allow_scopes),
-                "damaged": len(self._index.damaged(self.allow_scopes)),
-                "timezone": str(self.tz),
-                "freshness": "inotify" if self._watcher is not None else "scan",
-            }
+            self._vault_exists()
+            return maintenance.status(self)
+
+    @property
+    def indexed_files(self) -> int:
+        """How many files the index holds (0 before the first scan of a new vault)."""
+        return len(self._fresh.stamps)
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _vault_exists(self) -> None:
+        """Reads never create a vault (``open(create=False)``): a mistyped path says so instead."""
+        if self._reads_need_vault and not self.vault.is_dir():
+            raise NotFound(f"no vault at {self.vault} (run: cairn init {self.vault})")
 
     def _scopes_allowed(self, scopes: Sequence[str]) -> tuple[str, ...]:
         checked = []
@@ -749,10 +626,11 @@ class Memory:
         return tuple(dict.fromkeys(checked))
 
     def _read_scopes(self, scope: str | Sequence[str] | None) -> tuple[str, ...]:
+        # Scopes are taken as given, as writes take them: " user" is refused, not trimmed.
         if scope is None or scope == "":
             return self._scopes_allowed([self.scope])
         if isinstance(scope, str):
-            return self._scopes_allowed([s.strip() for s in scope.split(",") if s.strip()])
+            return self._scopes_allowed([s for s in scope.split(",") if s])
         if not scope:
             raise InvalidInput("scope list is empty")
         return self._scopes_allowed(list(scope))
@@ -762,150 +640,23 @@ class Memory:
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
-        """Serialise writers: threads through the RLock, processes on this machine through flock."""
-        with self._lock:
-            self._lock_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self._lock_path, "a+b") as handle:
-                if fcntl is not None:
-                    fcntl.flock(handle, fcntl.LOCK_EX)
-                try:
-                    self._sync()
-                    yield
-                finally:
-                    if fcntl is not None:
-                        fcntl.flock(handle, fcntl.LOCK_UN)
+        """Serialise writers: threads through the RLock, every process on this vault through the
+        vault's lock file (``fileio.VaultLock``). The index must take the write before a file
+        changes: if it cannot, nothing is written."""
+        with self._lock, self._vault_lock.held():
+            self._index.check_writable()
+            self._fresh.sync()
+            yield
 
     def _sync(self, progress: Progress | None = None, *, full: bool = False) -> RefreshReport:
-        """Catch the index up with the files; parse only what changed.
-
-        With a watcher, only the files it saw change are checked; otherwise (or when asked, or
-        when the watcher lost track) every file's size and mtime is compared with the index.
-        """
-        notices = None if full or self._watcher is None else self._watcher.changes()
-        if notices is None or self._needs_scan:
-            self._needs_scan = False
-            seen = scan_notes(self.vault)
-            removed = sorted(self._stamps.keys() - seen.keys())
-        else:
-            seen, removed = self._stat_paths(notices)
-        known = self._stamps.get
-        changed = sorted(path for path, stamp in seen.items() if known(path) != stamp)
-        # A name that is not UTF-8 can be neither stored nor shown as it is: never indexed, such a
-        # file is "changed" at every look, so checking only changed paths finds every one.
-        unnamed = [path for path in changed if not utf8_name(path)]
-        if unnamed:
-            for path in unnamed:
-                del seen[path]
-            changed = [path for path in changed if utf8_name(path)]
-        skipped = tuple(_unnamed_file(path) for path in unnamed if self._in_allowed_scope(path))
-        unchanged = len(seen) - len(changed)
-        if not changed and not removed:
-            return RefreshReport(scanned=len(seen), unchanged=unchanged, skipped=skipped)
-        added = updated = 0
-        digests = self._index.digests_of([path for path in changed if path in self._stamps])
-        work = [
-            (st, _trusted_mtime(st), digests.get(st.path))
-            for st in (FileStat(path, *seen[path]) for path in changed)
-        ]
-        # Counting notes per token costs ~0.15 ms a file, recounting them all ~0.03 ms a note: worth
-        # it for a first build or a large import. (Files merely touched are "changed" here too.)
-        recount = 4 * sum(path not in self._stamps for path in changed) > len(self._stamps)
-        with self._index.transaction(), self._index.batch(recount=recount) as batch:
-            for done, record in enumerate(records.read_records(self.vault, work, self.tz), 1):
-                path, size = changed[done - 1], seen[changed[done - 1]][0]
-                known = digests.get(path)
-                if record is None:  # gone since the scan
-                    removed.append(path)
-                    continue
-                if known == record.digest:
-                    self._index.touch(path, size, record.mtime_ns)
-                    unchanged += 1
-                else:
-                    batch.insert(record)
-                    added, updated = (added + 1, updated) if known is None else (added, updated + 1)
-                self._stamps[path] = (size, record.mtime_ns)
-                if progress:
-                    progress(done, len(changed))
-            for path in removed:
-                batch.remove(path)
-                self._stamps.pop(path, None)
-        if added + updated + len(removed) >= CHECKPOINT_AFTER and not self._index.in_transaction:
-            self._index.checkpoint()
-        damaged = tuple(Damaged(p, e) for p, e in self._index.damaged(self.allow_scopes))
-        return RefreshReport(len(seen), added, updated, len(removed), unchanged, damaged, skipped)
-
-    def _in_allowed_scope(self, path: str) -> bool:
-        return folder_scope(path.partition("/")[0]) in self.allow_scopes
-
-    def _stat_paths(self, paths: set[str]) -> tuple[dict[str, tuple[int, int]], list[str]]:
-        stats: dict[str, tuple[int, int]] = {}
-        removed: list[str] = []
-        for path in sorted(paths):
-            if folder_scope(path.partition("/")[0]) is None:
-                continue
-            try:
-                st = os.stat(self.vault / path, follow_symlinks=False)
-            except (FileNotFoundError, NotADirectoryError):
-                if path in self._stamps:
-                    removed.append(path)
-                continue
-            if stat.S_ISREG(st.st_mode):
-                stats[path] = (st.st_size, st.st_mtime_ns)
-            elif path in self._stamps:  # now a link or a folder: no longer a note, as a scan finds
-                removed.append(path)
-        return stats, removed
+        """Catch the index up with the files; parse only what changed (``Freshness.sync``)."""
+        self._vault_exists()
+        return self._fresh.sync(progress, full=full)
 
     def _load(self, rel: str) -> Note:
-        try:
-            # One open: bytes and mtime of the same file; never through a link (see inside_vault).
-            fd = os.open(self.vault / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with open(fd, "rb") as file:
-                data, mtime_ns = file.read(), os.fstat(file.fileno()).st_mtime_ns
-        except FileNotFoundError as exc:  # deleted or moved by another process since it was found
-            raise NotFound(f"{rel} no longer exists") from exc
-        except OSError as exc:
-            if exc.errno != errno.ELOOP:
-                raise
-            raise NotFound(f"{rel} is now a symbolic link, which Cairn does not follow") from exc
-        return load_note(rel, data, mtime_ns=mtime_ns, tz=self.tz)
-
-    def _commit(self, rel: str, text: str) -> Note:
-        """Write ``text`` atomically at ``rel`` and index it before returning. Text that would not
-        read back as a note (an edit that breaks the front matter) is refused unwritten."""
-        data = text.encode("utf-8")
-        _check_inside(self.vault, rel)
-        try:
-            note = load_note(rel, data, tz=self.tz)  # parsed once: checked, returned and indexed
-        except DamagedNote as exc:
-            raise InvalidInput(f"{exc.message}; the change was not written") from None
-        atomic_write(self.vault / rel, data)
-        st = os.stat(self.vault / rel)
-        stat = FileStat(rel, st.st_size, st.st_mtime_ns)
-        if not (note.created and note.modified):  # a hand-made note's dates fall back on the file's
-            note = load_note(rel, data, mtime_ns=stat.mtime_ns, tz=self.tz)
-        record = records.rows_of(note, size=stat.size, kept_mtime=_trusted_mtime(stat), tz=self.tz)
-        if self._index_written(lambda: self._index.insert(record)):
-            self._stamps[rel] = (stat.size, record.mtime_ns)
-        return note
-
-    def _index_written(self, change: Callable[[], None]) -> bool:
-        """Apply ``change`` to the index for a file just written. A damaged index is replaced
-        instead (False): the file is written, and the next scan indexes it with every other. So
-        too when another process keeps the index locked: the write is done, not to be retried."""
-        try:
-            with self._index.transaction():
-                change()
-            return True
-        except DAMAGED_INDEX:
-            self._replace_index()
-            return False
-        except BUSY_INDEX:
-            return False
-
-    def _stamp(self, text: str) -> str:
-        from . import markdown
-
-        return markdown.set_fields(text, {"modified": now_iso(self.tz), "origin": self.origin})
+        """The note at ``rel``, read from one open of the file that follows no link."""
+        data, st = fileio.read_file(self.vault, rel)
+        return load_note(rel, data, mtime_ns=st.st_mtime_ns, tz=self.tz)
 
     def _resolve(self, identifier: str, scopes: Sequence[str]) -> Row:
         ident = bare_permalink(identifier)
@@ -946,157 +697,7 @@ class Memory:
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-def _folder_on_disk(directory: Path, name: str) -> str | None:
-    """The name of a folder in ``directory`` that differs from ``name`` only in case, width or
-    Unicode form: macOS writes names decomposed, and two such names are one on a
-    case-insensitive drive."""
-    wanted = records.key(name)
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError), os.scandir(directory) as entries:
-        for entry in entries:
-            found = entry.name
-            if entry.is_dir(follow_symlinks=False) and utf8_name(found) and records.key(found) == wanted:
-                return found
-    return None
-
-
-def _as_spelled(base: Path, folder: str) -> str:
-    """``folder`` (under ``base``) as the folders already on disk spell it."""
-    parts: list[str] = []
-    for part in folder.split("/"):
-        current = base.joinpath(*parts)
-        if not (current / part).is_dir():
-            part = _folder_on_disk(current, part) or part
-        parts.append(part)
-    return "/".join(parts)
-
-
-def _unnamed_file(path: str) -> Damaged:
-    """A file whose name is not UTF-8, named with its bytes escaped (``caf\\xe9.md``)."""
-    shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return Damaged(shown, "the file name is not UTF-8, so the note is not indexed: rename the file")
-
-
-def _check_inside(vault: Path, rel: str) -> None:
-    if not inside_vault(vault, vault / rel):
-        raise InvalidInput(
-            f"{rel} is reached through a symbolic link; Cairn does not read or write through links, "
-            "which could lead out of the vault"
-        )
-
-
-def _clean_title(title: str) -> str:
-    if not isinstance(title, str) or not title.strip():
-        raise InvalidInput("title is empty: give the note a specific, searchable title")
-    title = unicodedata.normalize("NFC", " ".join(title.split()))
-    if len(title) > MAX_TITLE_CHARS:
-        raise InvalidInput(f"title is {len(title)} characters; keep it under {MAX_TITLE_CHARS}")
-    return title
-
-
-def _clean_tags(tags: Sequence[str]) -> list[str]:
-    if isinstance(tags, str):
-        tags = [tags]
-    clean: list[str] = []
-    for tag in tags:
-        value = " ".join(str(tag).split()).lstrip("#").strip()
-        if not value:
-            continue
-        if any(c in value for c in ",[]{}\n"):
-            raise InvalidInput(
-                f"tag {tag!r} may not contain commas, brackets or braces; give tags one by one"
-            )
-        if len(value) > 64:
-            raise InvalidInput(f"tag {value[:20]!r}... is longer than 64 characters")
-        if value not in clean:
-            clean.append(value)
-    return clean
-
-
-def _sensitivity(value: str) -> str:
-    value = value.strip().lower()
-    if value not in ("normal", "sensitive"):
-        raise InvalidInput(f"sensitivity must be 'normal' or 'sensitive', not {value!r}")
-    return value
-
-
-def _check_body(text: str) -> None:
-    if "\x00" in text:
-        raise InvalidInput("text contains a NUL character; notes are plain UTF-8 text")
-    size = len(text.encode("utf-8"))
-    if size > MAX_NOTE_BYTES:
-        raise InvalidInput(
-            f"text is {size / 1048576:.1f} MiB; one note holds at most {MAX_NOTE_BYTES // 1048576} MiB: split it"
-        )
-
-
 def _hostname() -> str:
     import socket  # ~5 ms to import, for this one call when a vault is opened without an origin
 
     return socket.gethostname()
-
-
-def _check_secrets(text: str, *, sensitive: bool, where: str) -> None:
-    from . import guard  # only writes need it; reads start faster without its patterns
-
-    guard.check_text(text, sensitive=sensitive, where=where)
-
-
-def _guard_note(
-    title: str,
-    body: str,
-    observations: Sequence[str],
-    relations: Sequence[str],
-    tags: Sequence[str],
-    fields: Mapping[str, Any],
-    *,
-    sensitive: bool,
-) -> None:
-    """Refuse credentials anywhere in what is about to be written (SecretRefused names where)."""
-    from . import guard  # only writes need it; reads start faster without its patterns
-
-    guard.check_text(title, sensitive=sensitive, where="title")
-    guard.check_text(body, sensitive=sensitive, where="body")
-    for number, line in enumerate(observations, 1):
-        guard.check_text(line, sensitive=sensitive, where=f"observation {number}")
-    for number, line in enumerate(relations, 1):
-        guard.check_text(line, sensitive=sensitive, where=f"relation {number}")
-    guard.check_text(" ".join(tags), sensitive=sensitive, where="tags")
-    for name, value in fields.items():
-        guard.check_text(f"{name}: {value}", sensitive=sensitive, where=f"field {name}")
-
-
-def _observation_line(spec: str) -> str:
-    from . import markdown  # only writes need it; reads start ~30 ms faster without it and yaml
-
-    obs = markdown.parse_observation_spec(spec)
-    return markdown.format_observation(obs.category, obs.content, obs.tags, obs.context)
-
-
-def _relation_line(spec: str) -> str:
-    from . import markdown  # only writes need it; reads start ~30 ms faster without it and yaml
-
-    rel = markdown.parse_relation_spec(spec)
-    return markdown.format_relation(rel.type, rel.target, rel.context)
-
-
-def _free_path(vault: Path, rel: str) -> str:
-    """``rel``, or ``name (2).md``, ``name (3).md``... when it is taken: never overwrite."""
-    candidate = rel
-    stem, suffix = rel[: -len(".md")], ".md"
-    number = 2
-    while (vault / candidate).exists():
-        candidate = f"{stem} ({number}){suffix}"
-        number += 1
-    return candidate
-
-
-def _watching_wanted() -> bool:
-    """``CAIRN_WATCH=0`` turns inotify off (e.g. a vault on a network share, where the kernel
-    never hears of changes made on other machines): every call then scans."""
-    return os.environ.get("CAIRN_WATCH", "1").strip().lower() not in ("0", "false", "no", "off")
-
-
-def _trusted_mtime(st: FileStat) -> int:
-    """The mtime to remember, or -1 when the file is so fresh that a same-tick change could hide."""
-    window = _RACY_SECONDS if st.mtime_ns % 1_000_000_000 == 0 else _RACY_SECONDS_FINE
-    return -1 if time.time() - st.mtime_ns / 1e9 < window else st.mtime_ns

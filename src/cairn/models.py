@@ -51,6 +51,9 @@ class Note:
     observations: tuple[Observation, ...] = ()
     relations: tuple[Relation, ...] = ()
     version: str = ""  # "sha256:<hex>" of the file bytes
+    # What a write did beyond the obvious, for the faces to show: the index is behind, an older
+    # copy stays in the trash, the note got a new permalink ... (empty for a read).
+    notices: tuple[str, ...] = ()
 
     @property
     def sensitive(self) -> bool:
@@ -85,6 +88,8 @@ class Note:
                 for r in self.relations
             ],
         }
+        if self.notices:
+            data["notices"] = list(self.notices)
         if include_text:
             data["text"] = self.text
         return data
@@ -247,6 +252,9 @@ class DoctorReport:
     duplicate_permalinks: tuple[tuple[str, tuple[str, ...]], ...] = ()
     unresolved_relations: int = 0
     trashed: int = 0
+    # Worth knowing, not damage: a note indexed only in part (too large), an interrupted delete
+    # settled, a note both live and in the trash.
+    warnings: tuple[Damaged, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -264,6 +272,7 @@ class DoctorReport:
             ],
             "unresolved_relations": self.unresolved_relations,
             "trashed": self.trashed,
+            "warnings": [w.to_dict() for w in self.warnings],
         }
 
 

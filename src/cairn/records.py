@@ -7,6 +7,7 @@ of indexing, and SQLite takes one writer.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -28,6 +29,9 @@ from .vault import FileStat, content_hash, iso_to_ts
 if TYPE_CHECKING:  # the pool's modules load only when a large refresh needs them (~35 ms)
     from concurrent.futures import Executor
 
+# Of a larger file (hand-written: Cairn writes at most 2 MiB) only this much is indexed: a 50 MB
+# note made every search that reached it take seconds. ``doctor`` names such files.
+MAX_INDEXED_BYTES = 4 * 1024 * 1024
 # Below this many files the worker processes cost more to start than they save.
 PARALLEL_AFTER = 400
 _CHUNK = 100  # files per task sent to a worker
@@ -269,12 +273,29 @@ Work = tuple[FileStat, int, str | None]
 def read_record(
     vault: Path, st: FileStat, kept_mtime: int, tz: tzinfo, known: str | None = None
 ) -> ReadResult:
-    """The file's rows; only its hash (an empty record) when its bytes still hash to ``known``."""
+    """The file's rows; only its hash (an empty record) when its bytes still hash to ``known``.
+
+    The file is opened once, never through a symbolic link (one swapped in since the scan is
+    treated as gone). Of a file over ``MAX_INDEXED_BYTES`` only that much is parsed, cut at a
+    line's end; its hash covers every byte, so that a change anywhere is seen.
+    """
+    from .errors import NotFound
+    from .fileio import open_file
+
     try:
-        data = (vault / st.path).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        fd = open_file(vault, st.path)
+    except (NotFound, IsADirectoryError):
         return None
-    digest = content_hash(data)
+    with open(fd, "rb") as file:
+        data = file.read(MAX_INDEXED_BYTES + 1)
+        if len(data) > MAX_INDEXED_BYTES:
+            whole = hashlib.sha256(data)
+            while chunk := file.read(1 << 20):
+                whole.update(chunk)
+            data = data[: data.rfind(b"\n", 0, MAX_INDEXED_BYTES) + 1 or MAX_INDEXED_BYTES]
+            digest = "sha256:" + whole.hexdigest()
+        else:
+            digest = content_hash(data)
     if digest == known:
         scope, folder = split_path(st.path)
         return NoteRecord(st.path, scope, folder, st.size, kept_mtime, known)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .errors import InvalidInput
+from .errors import FolderUnwritable, InvalidInput
 
 SCOPE_KINDS = ("agent", "group", "workspace")
 _SCOPE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # fullmatch: "$" would let a final newline through
@@ -214,27 +214,50 @@ def parse_moment(value: str, tz: tzinfo, *, end_of_day: bool = False) -> float:
 # -- files -------------------------------------------------------------------------------------
 
 
+class FolderError(FolderUnwritable):
+    """A folder of the vault cannot be written (read-only, immutable, full): nothing was left there."""
+
+    def __init__(self, folder: Path, exc: OSError) -> None:
+        cause = {
+            errno.EROFS: "the file system is read-only",
+            errno.EACCES: "permission denied",
+            errno.EPERM: "the folder is immutable or not ours to change",
+            errno.ENOSPC: "the disk is full",
+            errno.EDQUOT: "the disk quota is used up",
+        }.get(exc.errno or 0, exc.strerror or str(exc))
+        super().__init__(f"cannot write in {folder}: {cause}; nothing was written")
+        self.folder = folder
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old bytes or the new, never a mix.
 
-    The temp file sits in the same directory (a rename across file systems is not atomic).
+    The temp file sits in the same directory (a rename across file systems is not atomic). A
+    folder that cannot be written raises ``FolderError`` naming it; the temp file is removed, and
+    a failure to remove it never hides the first error.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FolderError(path.parent, exc) from exc
     tmp = path.parent / f".{path.name[:50]}.{secrets.token_hex(4)}.tmp"
     try:
-        with open(tmp, "wb") as handle:
+        with open(tmp, "xb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError):
+            raise FolderError(path.parent, exc) from exc
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

@@ -54,6 +54,13 @@ def _libc() -> ctypes.CDLL | None:
     return libc
 
 
+def inotify_available() -> bool:
+    """True where a long-running process (``cairn serve``) follows changes through inotify."""
+    from .freshness import watching_wanted
+
+    return _libc() is not None and watching_wanted()
+
+
 class Watcher:
     """inotify watches on every folder of a vault's scope folders (hidden folders excluded)."""
 

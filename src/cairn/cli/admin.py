@@ -23,7 +23,7 @@ from .common import (
 def init(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     """Create (or open) the vault and show where the vault and its index live."""
     as_json = _want_json(ctx, json_out)
-    with _memory(ctx, as_json) as mem:
+    with _memory(ctx, as_json, create=True) as mem:
         status = mem.status()
     if as_json:
         _emit_json(status)
@@ -110,20 +110,9 @@ def status(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     with _memory(ctx, as_json) as mem:
         data = mem.status()
         warnings = config_warnings(mem.vault)
-    if "freshness" in data:
-        data["freshness_why"] = FRESHNESS_WHY.get(data["freshness"], "")
     for warning in warnings:
         _emit(f"warning: {warning}", err=True)
     if as_json:
         _emit_json(data)
     else:
         _print_mapping(data)
-
-
-# Why status names the freshness mode it does: a one-shot command is not running long enough to
-# watch, so it compares every file's size and mtime with the index at each call.
-FRESHNESS_WHY = {
-    "scan": "this one-shot command checks every file's size and mtime against the index at each "
-    "call; a long-running `cairn serve` follows changes as they happen (inotify, on Linux)",
-    "inotify": "a long-running process: file changes arrive as inotify events",
-}

@@ -226,6 +226,7 @@ def _memory(
     allow_scopes: list[str] | None = None,
     watch: bool = False,
     first_index_progress: bool = True,
+    create: bool = False,
 ) -> Iterator["Memory"]:
     """Open the vault named by the global options; turn any CairnError or OSError into a clean exit.
 
@@ -239,7 +240,8 @@ def _memory(
     settings = _settings(ctx)
     opened: Path | None = None
     try:
-        kwargs: dict[str, Any] = {"home": settings.home, "watch": watch}
+        # Only ``init`` (and the first write) makes a vault: a mistyped --vault must not.
+        kwargs: dict[str, Any] = {"home": settings.home, "watch": watch, "create": create}
         if settings.scope is not None:
             kwargs["scope"] = settings.scope
         if allow_scopes:
@@ -264,9 +266,7 @@ def _memory(
 
 
 def _never_indexed(mem: "Memory") -> bool:
-    # TODO(lead): a public "is the index empty" on Memory; this reads the stamps it keeps of the
-    # indexed files, and falls back to "indexed" if that attribute is renamed.
-    return getattr(mem, "_stamps", None) == {}
+    return mem.vault.is_dir() and mem.indexed_files == 0
 
 
 @contextmanager

@@ -265,13 +265,12 @@ def delete(
     """Soft-delete a note: move it to the scope's .trash/ (cairn restore brings it back)."""
     as_json = _want_json(ctx, json_out)
     with _memory(ctx, as_json) as mem:
-        note = mem.delete(permalink, reason=reason)
-        trashed = _trashed_path(mem, note.permalink, note.path)
+        note = mem.delete(permalink, reason=reason)  # its path is where the trash keeps it
     if as_json:
-        _emit_json(note.to_dict() | {"path": trashed or note.path, "was": note.path})
+        _emit_json(note.to_dict())
     else:
         _emit(
-            f"deleted {note.permalink} (moved to {trashed or 'the trash'}; cairn restore {note.permalink} brings it back)"
+            f"deleted {note.permalink} (moved to {note.path}; cairn restore {note.permalink} brings it back)"
         )
 
 
@@ -310,24 +309,6 @@ def _damaged_file(mem: "Memory", identifier: str) -> bytes | None:
         return file.read()
 
 
-def _trashed_path(mem: "Memory", permalink: str, old_path: str) -> str | None:
-    """Where ``delete`` put the note: the newest trashed copy with its permalink in its scope's
-    trash, which is the one restore would bring back. None if it cannot be found.
-
-    TODO(lead): Memory.delete should return this itself (the hardening branch); then drop this.
-    """
-    from ..trash_list import list_trash
-    from ..vault import folder_scope
-
-    scope = folder_scope(old_path.split("/", 1)[0])
-    if scope is None:
-        return None
-    for entry in list_trash(mem.vault, [scope]):  # newest first
-        if entry.permalink == permalink:
-            return entry.path
-    return None
-
-
 @app.command(cls=Command)
 def trash(
     ctx: typer.Context,
@@ -337,13 +318,22 @@ def trash(
 
     cairn restore PERMALINK brings a note back (the newest copy, when several share a permalink).
     """
-    from ..trash_list import list_trash
-
     as_json = _want_json(ctx, json_out)
     with _memory(ctx, as_json, first_index_progress=False) as mem:
-        entries = list_trash(mem.vault, mem.allow_scopes)
+        notes = [note for scope in mem.allow_scopes for note in mem.trash(scope=scope)]
+    entries = [
+        {
+            "scope": n.scope,
+            "path": n.path,
+            "permalink": n.permalink,
+            "title": n.title,
+            "deleted": str(n.frontmatter.get("deleted", "")),
+            "reason": n.frontmatter.get("deleted_reason"),
+        }
+        for n in notes
+    ]
     if as_json:
-        _emit_json({"trash": [e.to_dict() for e in entries]})
+        _emit_json({"trash": entries})
         return
     if not entries:
         _emit("the trash is empty", err=True)
@@ -351,8 +341,10 @@ def trash(
     if common._is_terminal():
         _rich_table(
             ["permalink", "title", "deleted", "path"],
-            [[e.permalink or "(damaged)", e.title, _short_time(e.deleted), e.path] for e in entries],
+            [[e["permalink"], e["title"], _short_time(e["deleted"]), e["path"]] for e in entries],
             keep=frozenset({"permalink", "deleted"}),
         )
         return
-    _emit("\n".join("\t".join([e.permalink, e.deleted, e.path, e.title]).rstrip() for e in entries))
+    _emit(
+        "\n".join("\t".join([e["permalink"], e["deleted"], e["path"], e["title"]]).rstrip() for e in entries)
+    )

@@ -30,7 +30,7 @@ from ..errors import CairnError
 
 class StoreError(CairnError):
     code = "store_error"
-    exit_code = 11
+    exit_code = 13
 
 
 class PreconditionFailed(StoreError):
@@ -43,12 +43,12 @@ class StoreNotFound(StoreError):
 
 class AuthFailed(StoreError):
     code = "auth_failed"
-    exit_code = 12
+    exit_code = 14
 
 
 class Unreachable(StoreError):
     code = "unreachable"
-    exit_code = 13
+    exit_code = 15
 
 
 class InvalidPath(StoreError):
