@@ -133,7 +133,12 @@ def parse(raw: Any) -> Decision:
 
 
 def _text(
-    raw: Mapping[str, Any], name: str, *, required: bool = True, limit: int = MAX_TEXT_CHARS, empty: bool = False
+    raw: Mapping[str, Any],
+    name: str,
+    *,
+    required: bool = True,
+    limit: int = MAX_TEXT_CHARS,
+    empty: bool = False,
 ) -> Any:
     value = raw.get(name)
     if value is None:

@@ -59,9 +59,7 @@ def load(place: Place) -> dict[str, Any]:
     found, damaged = sections.read_sections(place)
     open_obs, damaged_obs = inbox.open_observations(place)
     notes = [
-        n
-        for n in place.memory.list(scope=place.scope, include_sensitive=False)
-        if entity_path(place, n.path)
+        n for n in place.memory.list(scope=place.scope, include_sensitive=False) if entity_path(place, n.path)
     ]
     entities = []
     for summary in notes[:MAX_ENTITIES]:
@@ -205,8 +203,11 @@ def _section_rewrite(place: Place, decision: UpdateSection) -> tuple[list[Change
     head = _stamped(place, current.text, updates)
     doc = markdown.parse(head)
     front_text = head[: len(head) - len(doc.body)] if doc.body and head.endswith(doc.body) else head
-    text = front_text.rstrip("\n") + "\n\n" + f"# {title}\n" + (
-        f"\n{decision.content.strip()}\n" if decision.content.strip() else ""
+    text = (
+        front_text.rstrip("\n")
+        + "\n\n"
+        + f"# {title}\n"
+        + (f"\n{decision.content.strip()}\n" if decision.content.strip() else "")
     )
     return [Change(rel, current.rev, text.encode("utf-8"))], rel
 
@@ -252,7 +253,9 @@ def _entity_changes(place: Place, entity: Entity) -> tuple[list[Change], str]:
     except InvalidInput as exc:
         raise Invalid(exc.message) from exc
     if folder.split("/", 1)[0] in NOT_ENTITIES:
-        raise Invalid(f"bad target folder {entity.folder!r}: entities may not live in {folder.split('/')[0]}/")
+        raise Invalid(
+            f"bad target folder {entity.folder!r}: entities may not live in {folder.split('/')[0]}/"
+        )
     rel = "/".join(p for p in (place.folder, folder, f"{name}.md") if p)
     now = now_iso(place.tz)
     front = {
@@ -294,7 +297,12 @@ def apply(place: Place, raw_decisions: Any, summary: str, *, trigger: str = "api
     guard.check_text(summary, where="summary")
     results: list[dict[str, Any]] = []
     for index, raw in enumerate(raw_decisions):
-        result: dict[str, Any] = {"index": index, "kind": decisions.kind_of(raw), "status": "applied", "reason": None}
+        result: dict[str, Any] = {
+            "index": index,
+            "kind": decisions.kind_of(raw),
+            "status": "applied",
+            "reason": None,
+        }
         try:
             decision = decisions.parse(raw)
             changes, described = plan(place, decision)
@@ -361,7 +369,7 @@ def append_log(place: Place, header: dict[str, Any], markdown_text: str) -> str:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
     with open(fd, "ab") as handle:
         if handle.tell() == 0:
-            handle.write("# Dream log\n\nAppend-only: one JSON line, then Markdown, per entry.\n\n".encode())
+            handle.write(b"# Dream log\n\nAppend-only: one JSON line, then Markdown, per entry.\n\n")
         handle.write(entry.encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
@@ -390,9 +398,7 @@ def rebuild_index(place: Place) -> str:
     """
     found, _ = sections.read_sections(place)
     notes = [
-        n
-        for n in place.memory.list(scope=place.scope, include_sensitive=False)
-        if entity_path(place, n.path)
+        n for n in place.memory.list(scope=place.scope, include_sensitive=False) if entity_path(place, n.path)
     ]
     open_obs, _ = inbox.open_observations(place)
     lines = [

@@ -115,7 +115,7 @@ def require_on(place: Place) -> DreamConfig:
     if not config.enabled:
         raise DreamOff(
             f"the dream is off for scope {place.scope}: nothing was applied. Turn it on with "
-            f"`cairn --scope {place.scope} dream on` (or set \"enabled\": true in {place.rel(DREAM_FILE)})"
+            f'`cairn --scope {place.scope} dream on` (or set "enabled": true in {place.rel(DREAM_FILE)})'
         )
     return config
 

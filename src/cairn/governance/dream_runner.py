@@ -131,14 +131,19 @@ def converse(
     headers = {"Content-Type": "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
+    ]
     called: list[str] = []
     applies: list[dict[str, Any]] = []
     start = time.monotonic()
     with httpx.Client(timeout=timeout, transport=transport) as client:
         for turn in range(1, max_turns + 1):
             if time.monotonic() - start > deadline:
-                raise DreamRunError(f"the dream took longer than {deadline:.0f} s and was stopped after {turn - 1} turns")
+                raise DreamRunError(
+                    f"the dream took longer than {deadline:.0f} s and was stopped after {turn - 1} turns"
+                )
             body = {"model": model, "messages": messages, "tools": TOOLS, "tool_choice": "auto"}
             try:
                 response = client.post(url, headers=headers, json=body)
@@ -176,7 +181,9 @@ def _message(response: Any) -> dict[str, Any]:
         data = response.json()
         message = data["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise DreamRunError(f"the dream model's answer is not a chat completion: {response.text[:300]}") from exc
+        raise DreamRunError(
+            f"the dream model's answer is not a chat completion: {response.text[:300]}"
+        ) from exc
     if not isinstance(message, dict):
         raise DreamRunError("the dream model's answer holds no message")
     return message
@@ -213,7 +220,9 @@ def memory_tools(place: Place, trigger: str) -> ToolCall:
                 decisions = json.loads(decisions)
             except ValueError as exc:
                 raise InvalidInput("decisions is not valid JSON") from exc
-        return memory.dream_apply(decisions, str(args.get("summary") or ""), scope=place.scope, trigger=trigger)
+        return memory.dream_apply(
+            decisions, str(args.get("summary") or ""), scope=place.scope, trigger=trigger
+        )
 
     return call
 
@@ -266,7 +275,14 @@ def run(
     status = "ok" if outcome["applies"] else "no-apply"
     note = outcome["note"][:MAX_NOTE_CHARS] or "(the model gave no note)"
     _record(place, trigger, model, status, note, outcome)
-    return {"scope": place.scope, "status": status, "model": model, "trigger": trigger, **outcome, "note": note}
+    return {
+        "scope": place.scope,
+        "status": status,
+        "model": model,
+        "trigger": trigger,
+        **outcome,
+        "note": note,
+    }
 
 
 def _record(place: Place, trigger: str, model: str, status: str, note: str, outcome: dict[str, Any]) -> None:

@@ -75,7 +75,9 @@ class Place:
         """An integer setting from cairn.toml (read at each call: an edit applies at once)."""
         value = load_config(self.vault).extra.get(name, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise InvalidInput(f"{self.vault / 'cairn.toml'}: {name} must be a whole number of at least {least}")
+            raise InvalidInput(
+                f"{self.vault / 'cairn.toml'}: {name} must be a whole number of at least {least}"
+            )
         return value
 
 
@@ -171,7 +173,9 @@ def commit(vault: Path, changes: Sequence[Change]) -> None:
     for change in ordered:
         path = vault / change.path
         if not inside_vault(vault, path):
-            raise InvalidInput(f"{change.path} is reached through a symbolic link, which Cairn does not follow")
+            raise InvalidInput(
+                f"{change.path} is reached through a symbolic link, which Cairn does not follow"
+            )
         if change.expected is None:
             try:
                 create_exclusive(path, change.data or b"")

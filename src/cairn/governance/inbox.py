@@ -201,7 +201,13 @@ def observe(
     current, _damaged = open_observations(place)
     for obs in current:
         if obs.content == text:
-            return {"id": obs.id, "duplicate": True, "open": len(current), "capacity": capacity, "path": obs.path}
+            return {
+                "id": obs.id,
+                "duplicate": True,
+                "open": len(current),
+                "capacity": capacity,
+                "path": obs.path,
+            }
     if len(current) >= capacity:
         raise InboxFull(
             f"the inbox of scope {place.scope} holds {len(current)} open observations, its limit "

@@ -36,7 +36,9 @@ class Section:
     text: str
 
     def to_dict(self) -> dict[str, Any]:
-        order: Any = None if math.isinf(self.order) else (int(self.order) if self.order.is_integer() else self.order)
+        order: Any = (
+            None if math.isinf(self.order) else (int(self.order) if self.order.is_integer() else self.order)
+        )
         return {
             "name": self.name,
             "title": self.title,
