@@ -141,7 +141,16 @@ def dream_status(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     if as_json:
         _emit_json(status)
         return
-    for key in ("scope", "enabled", "model", "base_url", "daily_at", "last_run_day", "last_run_at", "last_status"):
+    for key in (
+        "scope",
+        "enabled",
+        "model",
+        "base_url",
+        "daily_at",
+        "last_run_day",
+        "last_run_at",
+        "last_status",
+    ):
         _emit(f"{key}: {'' if status[key] is None else status[key]}")
     _emit(f"inbox: {status['open']}/{status['capacity']} open")
     if status["last_note"]:
@@ -165,7 +174,9 @@ def _switch(ctx: typer.Context, as_json: bool, **changes: Any) -> None:
 @dream_app.command("on")
 def dream_on(
     ctx: typer.Context,
-    model: Annotated[str | None, typer.Option("--model", metavar="NAME", help="Model name for `dream run`.")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", metavar="NAME", help="Model name for `dream run`.")
+    ] = None,
     base_url: Annotated[
         str | None,
         typer.Option(
@@ -175,7 +186,9 @@ def dream_on(
     daily_at: Annotated[
         str | None,
         typer.Option(
-            "--daily-at", metavar="HH:MM", help="Run once a day after this time while `cairn serve` runs; '' clears."
+            "--daily-at",
+            metavar="HH:MM",
+            help="Run once a day after this time while `cairn serve` runs; '' clears.",
         ),
     ] = None,
     json_out: JsonOpt = False,
@@ -223,7 +236,9 @@ def _read_decisions(source: str) -> tuple[Any, str]:
 @dream_app.command("apply")
 def dream_apply(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(metavar="FILE", help='JSON {"summary", "decisions"}; - reads stdin.')],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help='JSON {"summary", "decisions"}; - reads stdin.')
+    ],
     json_out: JsonOpt = False,
 ) -> None:
     """Apply a dream's decisions; each is checked against the rev it names and applied on its own.
@@ -260,7 +275,9 @@ def dream_run(ctx: typer.Context, json_out: JsonOpt = False) -> None:
         _emit_json(report)
         return
     applied = sum(a.get("applied", 0) for a in report["applies"])
-    _emit(f"dream {report['status']}: {applied} decisions applied in {report['turns']} turns. {report['note']}")
+    _emit(
+        f"dream {report['status']}: {applied} decisions applied in {report['turns']} turns. {report['note']}"
+    )
 
 
 def register(app: typer.Typer) -> None:
