@@ -98,7 +98,18 @@ def _obs_line(obs: Any) -> str:
 # -- plan ---------------------------------------------------------------------------------------
 
 
-def plan(place: Place, decision: Decision) -> tuple[list[Change], str]:
+Written = dict[str, tuple[str | None, str]]  # path -> (rev at the load, rev after this apply's writes)
+
+
+def _as_now(written: Written | None, rel: str, rev: str | None) -> str | None:
+    """The rev a decision's ``rev`` stands for now: a file this apply already changed (an earlier
+    promote into the same section) still counts as the one loaded."""
+    if written and rel in written and written[rel][0] == rev:
+        return written[rel][1]
+    return rev
+
+
+def plan(place: Place, decision: Decision, written: Written | None = None) -> tuple[list[Change], str]:
     """The file changes ``decision`` makes on the vault as it is now, and a one-line description.
 
     Raises:
@@ -108,10 +119,10 @@ def plan(place: Place, decision: Decision) -> tuple[list[Change], str]:
     if isinstance(decision, Promote):
         obs = _open(place, decision.observation)
         line = " ".join((decision.text if decision.text is not None else obs.content).split())
-        changes, section_rel = _section_append(place, decision, line)
+        changes, section_rel = _section_append(place, decision, line, written)
         described = f"{obs.id} -> {section_rel}"
         if decision.entity is not None:
-            entity_changes, entity_rel = _entity_changes(place, decision.entity)
+            entity_changes, entity_rel = _entity_changes(place, decision.entity, written)
             changes += entity_changes
             described += f" and {entity_rel}"
         changes += inbox.archive(place, obs, {"outcome": "promoted", "promoted_to": section_rel})
@@ -121,10 +132,9 @@ def plan(place: Place, decision: Decision) -> tuple[list[Change], str]:
         reason = " ".join(decision.reason.split())
         return inbox.archive(place, obs, {"outcome": "dropped", "reason": reason}), f"{obs.id}: {reason}"
     if isinstance(decision, UpdateSection):
-        return _section_rewrite(place, decision)
+        return _section_rewrite(place, decision, written)
     if isinstance(decision, UpsertEntity):
-        changes, rel = _entity_changes(place, decision.entity)
-        return changes, rel
+        return _entity_changes(place, decision.entity, written)
     assert isinstance(decision, LogOnly)
     return [], " ".join(decision.note.split())[:200]
 
@@ -139,8 +149,11 @@ def _open(place: Place, observation_id: str) -> inbox.Observation:
     return obs
 
 
-def _section_now(place: Place, name: str, rev: str | None) -> tuple[str, sections.Section | None]:
+def _section_now(
+    place: Place, name: str, rev: str | None, written: Written | None
+) -> tuple[str, sections.Section | None]:
     rel = place.rel(SECTIONS, f"{name}.md")
+    rev = _as_now(written, rel, rev)
     try:
         data = read_bytes(place.vault, rel)
     except InvalidInput as exc:
@@ -172,8 +185,10 @@ def _stamped(place: Place, text: str, updates: dict[str, Any] | None = None) -> 
     return markdown.set_fields(text, {"modified": now_iso(place.tz), "origin": "dream", **(updates or {})})
 
 
-def _section_append(place: Place, decision: Promote, line: str) -> tuple[list[Change], str]:
-    rel, current = _section_now(place, decision.section, decision.rev)
+def _section_append(
+    place: Place, decision: Promote, line: str, written: Written | None
+) -> tuple[list[Change], str]:
+    rel, current = _section_now(place, decision.section, decision.rev, written)
     item = f"- {line}"
     if current is None:
         title = decision.title or decision.section
@@ -187,8 +202,10 @@ def _section_append(place: Place, decision: Promote, line: str) -> tuple[list[Ch
     return [Change(rel, current.rev, _stamped(place, text).encode("utf-8"))], rel
 
 
-def _section_rewrite(place: Place, decision: UpdateSection) -> tuple[list[Change], str]:
-    rel, current = _section_now(place, decision.section, decision.rev)
+def _section_rewrite(
+    place: Place, decision: UpdateSection, written: Written | None
+) -> tuple[list[Change], str]:
+    rel, current = _section_now(place, decision.section, decision.rev, written)
     if current is None:
         title = decision.title or decision.section
         order = decision.order if decision.order is not None else _next_order(place)
@@ -212,7 +229,7 @@ def _section_rewrite(place: Place, decision: UpdateSection) -> tuple[list[Change
     return [Change(rel, current.rev, text.encode("utf-8"))], rel
 
 
-def _entity_changes(place: Place, entity: Entity) -> tuple[list[Change], str]:
+def _entity_changes(place: Place, entity: Entity, written: Written | None) -> tuple[list[Change], str]:
     """Changes that create the entity, or add to it the lines it lacks (a person's lines stay)."""
     from .. import markdown
     from ..notefile import load_note
@@ -230,7 +247,7 @@ def _entity_changes(place: Place, entity: Entity) -> tuple[list[Change], str]:
         if note.sensitive:
             raise Invalid(f"bad target {note.path}: a sensitive note, which a dream never changes")
         data = read_bytes(place.vault, note.path)
-        if data is None or content_hash(data) != entity.rev:
+        if data is None or content_hash(data) != _as_now(written, note.path, entity.rev):
             raise RevConflict(note.path)
         current = load_note(note.path, data, tz=place.tz)
         text = current.text
@@ -245,7 +262,7 @@ def _entity_changes(place: Place, entity: Entity) -> tuple[list[Change], str]:
         if not added:
             return [], note.path
         return [Change(note.path, current.version, _stamped(place, text).encode("utf-8"))], note.path
-    if entity.rev is not None:
+    if entity.rev is not None:  # it was there at the load
         raise RevConflict(f"{place.rel(entity.folder)}/{entity.title} (gone since the load)")
     try:
         folder = safe_folder(entity.folder)
@@ -296,6 +313,7 @@ def apply(place: Place, raw_decisions: Any, summary: str, *, trigger: str = "api
         raise InvalidInput(f"the summary holds at most {MAX_SUMMARY_CHARS} characters")
     guard.check_text(summary, where="summary")
     results: list[dict[str, Any]] = []
+    written: Written = {}
     for index, raw in enumerate(raw_decisions):
         result: dict[str, Any] = {
             "index": index,
@@ -305,8 +323,12 @@ def apply(place: Place, raw_decisions: Any, summary: str, *, trigger: str = "api
         }
         try:
             decision = decisions.parse(raw)
-            changes, described = plan(place, decision)
+            changes, described = plan(place, decision, written)
             commit(place.vault, changes)
+            for change in changes:
+                if change.data is not None:
+                    loaded = written[change.path][0] if change.path in written else change.expected
+                    written[change.path] = (loaded, content_hash(change.data))
             result["target"] = described
             result["changed"] = [c.path for c in changes]
         except RevConflict as exc:
