@@ -37,6 +37,7 @@ TOOLS = {
     "memory_edit",
     "memory_delete",
     "memory_refresh",
+    *("memory_observe", "memory_dream_load", "memory_dream_apply"),  # mcp_governance (issue 35)
 }
 HIT_KEYS = {"permalink", "title", "type", "tags", "modified", "path", "line", "snippet", "score", "related"}
 
@@ -72,7 +73,8 @@ async def test_lists_all_tools_with_short_descriptions(memory: Memory) -> None:
             for name, prop in t.input_schema.get("properties", {}).items():
                 assert prop.get("description"), f"{t.name}.{name} has no description"
         size = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]))
-        assert size < 16_000, "tool schemas grew: keep them small"
+        # ~5k tokens for every tool: well under the 17k tokens that PEERS.md counts for basic-memory
+        assert size < 20_000, "tool schemas grew: keep them small"
         write = next(t for t in tools if t.name == "memory_write")
         assert "memory_append" in write.description and "search" in write.description.lower()
         assert "memory_search" in (client.instructions or "")

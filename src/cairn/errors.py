@@ -12,6 +12,10 @@
     +-- Busy                   another process held the index for longer than Cairn waits
     +-- IndexUnavailable       the index cannot be opened or written (read-only, a folder, full)
     +-- FolderUnwritable       a vault folder cannot be written (read-only, immutable, full)
+    +-- StoreError             a remote (stores/base.py): PreconditionFailed, AuthFailed, Unreachable ...
+    +-- InboxFull              observations_max open observations: a dream must handle some first
+    +-- DreamOff               the scope's dream is switched off (dream.json)
+    +-- DreamRunError          the dream model could not be reached or answered nonsense
 
 Faces catch ``CairnError`` only, print ``message`` and exit with ``exit_code``.
 Library errors are translated at the edge with ``raise CairnError(...) from exc``.
@@ -84,3 +88,18 @@ class IndexUnavailable(CairnError):
 class FolderUnwritable(CairnError):
     code = "folder_unwritable"
     exit_code = 12
+
+
+class InboxFull(CairnError):
+    code = "inbox_full"
+    exit_code = 16
+
+
+class DreamOff(CairnError):
+    code = "dream_off"
+    exit_code = 17
+
+
+class DreamRunError(CairnError):
+    code = "dream_failed"
+    exit_code = 18

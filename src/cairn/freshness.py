@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from . import records
 from .index import BUSY, DAMAGED, UNWRITABLE, Index
 from .models import Damaged, RefreshReport
-from .vault import FileStat, folder_scope, scan_notes, utf8_name
+from .vault import FileStat, folder_scope, generated_file, scan_notes, utf8_name
 
 if TYPE_CHECKING:
     from .watch import Watcher
@@ -178,7 +178,7 @@ class Freshness:
         stats: dict[str, tuple[int, int]] = {}
         removed: list[str] = []
         for path in sorted(paths):
-            if folder_scope(path.partition("/")[0]) is None:
+            if folder_scope(path.partition("/")[0]) is None or generated_file(path):
                 continue
             try:
                 st = os.stat(self.vault / path, follow_symlinks=False)

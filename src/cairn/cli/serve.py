@@ -61,7 +61,12 @@ def serve(
         given = [f"--{name}" for name in address] + (["--allow-host"] if allow_host else [])
         if given and not http:
             raise InvalidInput(f"{' and '.join(given)} apply to --http only; stdio has no address")
-    with _memory(ctx, as_json, allow_scopes=allowed, watch=True, first_index_progress=False) as mem:
+    with _memory(
+        ctx, as_json, allow_scopes=allowed, watch=True, first_index_progress=False, create=True
+    ) as mem:
+        from ..governance import schedule
+
+        ctx.call_on_close(schedule.start(mem).set)  # the daily dream of scopes whose dream.json sets daily_at
         if not http:
             from .. import mcp_server
 
