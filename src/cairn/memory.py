@@ -942,6 +942,146 @@ class Memory:
         row = self._resolve(permalink, (scope,))
         return self._load(row.path)  # raises DamagedNote if it broke since it was indexed
 
+    # -- portable: export, import, journal (issue 36; logic in cairn.portable and cairn.journal) --
+
+    @_mends_index
+    def notes_for_export(self, scopes: str | Sequence[str] | None = None) -> tuple[list[Note], list[Damaged]]:
+        """Every note of ``scopes`` (default: every allowed scope) read from its file, in path
+        order, and the files passed over because they do not parse (or their names are not UTF-8).
+        The trash and other dot-folders are not notes and are left out."""
+        wanted = self._read_scopes(scopes) if scopes else self.allow_scopes
+        notes: list[Note] = []
+        skipped: list[Damaged] = []
+        with self._lock:
+            for rel in sorted(scan_notes(self.vault)):
+                if folder_scope(rel.partition("/")[0]) not in wanted:
+                    continue
+                if not utf8_name(rel):
+                    skipped.append(_unnamed_file(rel))
+                    continue
+                try:
+                    notes.append(self._load(rel))
+                except DamagedNote as exc:
+                    skipped.append(Damaged(rel, exc.message.removeprefix(f"{rel}: ")))
+                except NotFound:
+                    continue  # removed since the folder was listed
+        return notes, skipped
+
+    @_mends_index
+    def put_notes(
+        self, notes: Sequence[tuple[str, str, str]], *, replace: bool = False, dry_run: bool = False
+    ) -> list[tuple[str, str]]:
+        """Write whole note texts exactly as given, for import: front matter kept (created,
+        modified, permalink, origin), nothing stamped; each atomic and indexed at once.
+
+        Args:
+            notes: (scope, path relative to the scope folder, text) for each note.
+            replace: overwrite a different note found at a note's path.
+            dry_run: decide and report only; nothing is written.
+        Returns:
+            For each note, (status, detail): ``new``, ``same`` (an equal note, same front matter
+            and body, is there: nothing to write), ``changed`` (a different one is there), or
+            ``conflict``; detail is the vault path, or for a conflict why.
+        Raises:
+            AlreadyExists: (not in a dry run) a note conflicts: nothing at all is written. A
+                conflict is a different note at the path without ``replace``, another note of the
+                scope holding the permalink (even with ``replace``), or a damaged file there.
+            InvalidInput: a bad path, or text that is not a note. SecretRefused: a credential.
+        """
+        from .portable import document
+
+        planned: list[tuple[str, Note, str]] = []
+        for scope, path, text in notes:
+            scope = self._write_scope(scope)
+            rel = f"{scope_folder(scope)}/{document.check_path(path)}"
+            note = document.parse_text(rel, text, self.tz)
+            _check_body(text)
+            _check_secrets(text, sensitive=note.sensitive, where=rel)
+            planned.append((scope, note, text))
+        with self._writing():
+            outcome: list[tuple[str, str]] = []
+            claimed: dict[tuple[str, str], str] = {}
+            for scope, note, _text in planned:
+                # A dry run says "changed" where a real run without replace would refuse.
+                outcome.append(self._import_status(scope, note, replace or dry_run, claimed))
+            if dry_run:
+                return outcome
+            for status, detail in outcome:
+                if status == "conflict":
+                    raise AlreadyExists(f"{detail}; nothing was imported")
+            for (_scope, note, text), (status, _) in zip(planned, outcome, strict=True):
+                if status != "same":
+                    self._commit(note.path, text)
+            return outcome
+
+    def _import_status(
+        self, scope: str, note: Note, replace: bool, claimed: dict[tuple[str, str], str]
+    ) -> tuple[str, str]:
+        from .portable import document
+
+        rel = note.path
+        status = "new"
+        if not inside_vault(self.vault, self.vault / rel):
+            return "conflict", f"{rel} is reached through a symbolic link"
+        if (claimed_by := claimed.setdefault((scope, note.permalink), rel)) != rel:
+            return "conflict", f"{rel} has the permalink {note.permalink!r} of {claimed_by} in this import"
+        if (self.vault / rel).exists():
+            try:
+                old = self._load(rel)
+            except DamagedNote as exc:
+                return "conflict", f"{rel} is a damaged file, never overwritten ({exc.message})"
+            if document.same_note(old, note):
+                return "same", rel
+            if not replace:
+                return "conflict", f"a different note is already at {rel} (replace overwrites it)"
+            status = "changed"
+        elif (twin := self._index.twin_path(rel)) is not None:
+            return "conflict", f"{rel} would be the same file as {twin} on a case-insensitive drive"
+        for row in self._index.rows_by_permalink((scope,), note.permalink):
+            if row.path != rel:
+                return "conflict", f"{rel}: the note at {row.path} already has permalink {note.permalink!r}"
+        return status, rel
+
+    @_mends_index
+    def journal(self, text: str, *, sensitive: bool = False, scope: str | None = None) -> Note:
+        """Append a timestamped entry to this month's journal, ``<scope>/journal/YYYY-MM.md``
+        (made on the first entry). One entry is one line added at the end, and the file's front
+        matter is never touched again, so two devices appending merge as plain line additions.
+        ``sensitive`` entries are tagged ``#sensitive``: never in a search, snapshot or export
+        unless asked for.
+
+        Raises:
+            InvalidInput: empty text. SecretRefused: a credential in the text.
+        """
+        from . import journal
+
+        scope = self._write_scope(scope)
+        moment = journal.now(self.tz)
+        entry = journal.entry_line(text, moment=moment, origin=self.origin, sensitive=sensitive)
+        _check_secrets(entry, sensitive=sensitive, where="journal entry")
+        rel = journal.month_path(scope_folder(scope), moment)
+        with self._writing():
+            _check_inside(self.vault, rel)
+            if (self.vault / rel).exists():
+                updated = journal.appended(self._load(rel).text, entry)
+            else:
+                taken = self._index.permalinks(scope)
+                updated = journal.new_month(moment, entry, origin=self.origin, scope=scope, taken=taken)
+            _check_body(updated)
+            return self._commit(rel, updated)
+
+    @_mends_index
+    def journal_month(self, month: str, *, scope: str | None = None) -> Note:
+        """The journal of ``month`` (``YYYY-MM``). Raises NotFound when it has no entry."""
+        from . import journal
+
+        scope = self._write_scope(scope)
+        rel = journal.month_path(scope_folder(scope), journal.check_month(month))
+        with self._lock:
+            if not (self.vault / rel).is_file():
+                raise NotFound(f"no journal for {month} in scope {scope}")
+            return self._load(rel)
+
 
 # -- helpers ---------------------------------------------------------------------------------------
 
