@@ -37,6 +37,7 @@ TOOLS = {
     "memory_edit",
     "memory_delete",
     "memory_refresh",
+    "memory_journal",
 }
 HIT_KEYS = {"permalink", "title", "type", "tags", "modified", "path", "line", "snippet", "score", "related"}
 
