@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_client import call, connect
 from typer.testing import CliRunner
 
 from cairn import Memory, journal
 from cairn.cli import app
 from cairn.errors import InvalidInput, NotFound, SecretRefused
+from mcp_client import call, connect
 
 
 def _clock(monkeypatch: pytest.MonkeyPatch, *moments: str) -> None:
@@ -43,7 +43,9 @@ def test_entries_across_two_months_go_to_two_files(memory: Memory, monkeypatch: 
         ("2026-11-30T23:59:59+08:00", "second November entry", "test"),
     ]
     assert [e.text for e in journal.entries(december)] == ["first of December"]
-    assert "- [entry] 讨论了数据结构大作业 决定用 AVL 树 (2026-11-04T10:22:00+08:00 · test)\n" in november.text
+    assert (
+        "- [entry] 讨论了数据结构大作业 决定用 AVL 树 (2026-11-04T10:22:00+08:00 · test)\n" in november.text
+    )
     with pytest.raises(NotFound):
         memory.journal_month("2027-01")
     with pytest.raises(InvalidInput, match="YYYY-MM"):
@@ -133,7 +135,9 @@ async def test_mcp_memory_journal(memory: Memory) -> None:
     async with connect(memory) as client:
         got = await call(client, "memory_journal", text="session summary: export designed")
         await call(client, "memory_journal", text="health detail", sensitive=True)
-    assert got["path"].startswith("user/journal/") and got["entry"]["text"] == "session summary: export designed"
+    assert (
+        got["path"].startswith("user/journal/") and got["entry"]["text"] == "session summary: export designed"
+    )
     note = memory.read(got["permalink"])
     assert [e.text for e in journal.entries(note, include_sensitive=True)] == [
         "session summary: export designed",
