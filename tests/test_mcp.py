@@ -38,6 +38,7 @@ TOOLS = {
     "memory_delete",
     "memory_refresh",
     *("memory_observe", "memory_dream_load", "memory_dream_apply"),  # mcp_governance (issue 35)
+    "memory_journal",
 }
 HIT_KEYS = {"permalink", "title", "type", "tags", "modified", "path", "line", "snippet", "score", "related"}
 

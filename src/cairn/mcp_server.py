@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.prompts.base import UserMessage
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from . import mcp_governance, mcp_trash
+from . import mcp_governance, mcp_journal, mcp_trash
 from .errors import CairnError, InvalidInput, NotFound
 from .markdown import (
     format_observation,
@@ -592,7 +592,7 @@ def build_server(memory: Memory) -> MCPServer:
 
 
 # Modules that add tools of their own: each has register(server, memory).
-TOOL_MODULES = (mcp_trash, mcp_governance)
+TOOL_MODULES = (mcp_trash, mcp_governance, mcp_journal)
 
 
 # -- transports -------------------------------------------------------------------------------
