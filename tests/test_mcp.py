@@ -34,6 +34,7 @@ TOOLS = {
     "memory_edit",
     "memory_delete",
     "memory_refresh",
+    *("memory_observe", "memory_dream_load", "memory_dream_apply"),  # mcp_governance (issue 35)
 }
 HIT_KEYS = {"permalink", "title", "type", "tags", "modified", "path", "line", "snippet", "score", "related"}
 

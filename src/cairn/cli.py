@@ -1085,6 +1085,9 @@ def serve(
             raise InvalidInput(f"{given} apply to --http only; stdio has no address")
     with _memory(ctx, as_json, allow_scopes=allowed, watch=True) as mem:
         from . import mcp_server
+        from .governance import schedule
+
+        schedule.start(mem)  # the daily dream of each scope whose dream.json sets daily_at
 
         if not http:
             # stdout is the protocol channel: say nothing there.
@@ -1092,3 +1095,6 @@ def serve(
             return
         token = mcp_server.load_or_create_token(mem.home)
         mcp_server.serve_http(mem, token=token, **address)  # serve_http's defaults for the rest
+
+
+__import__("cairn.cli_governance", fromlist=["register"]).register(app)  # observe, projection, dream

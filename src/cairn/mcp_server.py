@@ -494,6 +494,7 @@ def build_server(memory: Memory) -> MCPServer:
         except CairnError as exc:
             raise ValueError(f"{exc.code}: {exc.message}") from exc
 
+    __import__("cairn.mcp_governance", fromlist=["register"]).register(server, memory)  # inbox and dream
     return server
 
 

@@ -284,6 +284,17 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLL
 _UNLISTABLE = {errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.ELOOP}
 
 
+# Written by the dream at the top of a scope folder (DESIGN section 2): generated, never notes, so
+# that index.md's links to every entity do not lift them in search.
+GENERATED_FILES = ("index.md", "log.md")
+
+
+def generated_file(rel: str) -> bool:
+    """True for ``<scope>/index.md`` and ``<scope>/log.md``, which the scan passes over."""
+    folder, _, name = rel.partition("/")
+    return name in GENERATED_FILES and folder_scope(folder) is not None
+
+
 def scan_notes(vault: Path) -> dict[str, tuple[int, int]]:
     """Every ``*.md`` note under a scope folder, as path -> (size, mtime_ns), in no set order;
     hidden folders (.trash, .conflict, ...) are skipped.
@@ -309,7 +320,7 @@ def scan_notes(vault: Path) -> dict[str, tuple[int, int]]:
             with os.scandir(directory if fd is None else fd) as entries:
                 for entry in entries:
                     name = entry.name
-                    if name.startswith("."):
+                    if name.startswith(".") or (name in GENERATED_FILES and prefix.count("/") == 1):
                         continue
                     if name.endswith(".md") and entry.is_file(follow_symlinks=False):
                         try:
