@@ -597,11 +597,13 @@ class BearerAuth:
 
 
 def http_app(memory: Memory, token: str, *, host: str = "127.0.0.1") -> ASGIApp:
-    """The streamable HTTP app (endpoint ``/mcp``) behind the bearer-token check."""
+    """The streamable HTTP app (endpoint ``/mcp``) behind the bearer-token check, and the web panel."""
     if not token:
         raise InvalidInput("an HTTP server needs a non-empty token")
     app = build_server(memory).streamable_http_app(host=host)
-    return BearerAuth(app, token)
+    from . import web  # the panel at /, beside /mcp: one port, one token (issue 36)
+
+    return web.with_panel(BearerAuth(app, token), web.panel_app(memory, token, security=web.security_for(host)))
 
 
 def _url(host: str, port: int) -> str:
@@ -666,12 +668,15 @@ def serve_http(memory: Memory, host: str = "127.0.0.1", port: int = 8765, token:
     """
     import uvicorn
 
+    from .web import login_link
+
     if token is None:
         token = load_or_create_token(memory.home)
     app = http_app(memory, token, host=host)
     listener = _listen(host, port)
     port = listener.getsockname()[1]
     print(http_banner(host, port, token), file=sys.stderr, flush=True)
+    print(f"\nWeb panel (log in by opening this link once):\n  {login_link(host, port, token)}", file=sys.stderr)
     print(f"\nVault: {memory.vault}\nIndex: {memory.index_path}\n", file=sys.stderr, flush=True)
     # Handed the socket already bound: the banner shows only an address that is really ours.
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])

@@ -1066,6 +1066,94 @@ class Memory:
 
         return dream_runner.scheduled(self._governance_place(scope), now, transport=transport)
 
+    # -- for the web panel (issue 36): a checked whole-text save, the trash, the inbox by hand ----
+    # Kept as one block at the end of the class; each reuses the write path above.
+
+    @_mends_index
+    def replace_text(self, permalink: str, text: str, if_version: str, *, scope: str | None = None) -> Note:
+        """Replace a note's whole text, only if its file is still at ``if_version`` (``Note.version``).
+
+        Raises:
+            Conflict: the file changed since that version was read; nothing is written.
+            InvalidInput: the text would not parse as a note, or is too large.
+            SecretRefused: a new line holds a credential.
+        """
+        from .errors import Conflict
+
+        scope = self._write_scope(scope)
+        text = text.replace("\r\n", "\n")
+        with self._writing():
+            note = self._note_for_update(permalink, scope)
+            if note.version != if_version:
+                raise Conflict(f"{note.title!r} ({note.path}) changed since it was read; nothing was written")
+            before = set(note.text.split("\n"))
+            _check_secrets(
+                "\n".join(line for line in text.split("\n") if line not in before),
+                sensitive=note.sensitive,
+                where="edited text",
+            )
+            _check_body(text)
+            if text == note.text:
+                return note
+            try:
+                stamped = self._stamp(text)
+            except DamagedNote as exc:
+                raise InvalidInput(
+                    f"that text would not read as a note ({exc.message}); nothing changed"
+                ) from exc
+            return self._commit(note.path, stamped)
+
+    def trash(self, *, scope: str | None = None) -> list[NoteSummary]:
+        """Soft-deleted notes of the scope, the most recently deleted first (``restore`` brings one back)."""
+        scope = self._write_scope(scope)
+        folder = self.vault / scope_folder(scope) / ".trash"
+        found: list[tuple[str, NoteSummary]] = []
+        for file in sorted(folder.rglob("*.md")) if folder.is_dir() else ():
+            rel = file.relative_to(self.vault).as_posix()
+            with contextlib.suppress(DamagedNote, OSError):
+                note = load_note(rel, file.read_bytes(), tz=self.tz)
+                deleted = str(note.frontmatter.get("deleted", ""))
+                found.append(
+                    (
+                        deleted,
+                        NoteSummary(
+                            note.permalink,
+                            note.title,
+                            note.type,
+                            note.tags,
+                            scope,
+                            rel,
+                            note.created,
+                            deleted or note.modified,
+                            note.sensitivity,
+                        ),
+                    )
+                )
+        return [item for _, item in sorted(found, key=lambda pair: pair[0], reverse=True)]
+
+    def settle_observation(
+        self, observation_id: str, outcome: str, *, reason: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        """Archive or drop one open observation by hand (a person's decision; no dream needed):
+        it moves to ``inbox/archived/`` with ``outcome`` (``archived`` or ``dropped``), and
+        log.md records it. Raises NotFound for an id that is not open."""
+        from .governance import dream, files, inbox
+
+        if outcome not in ("archived", "dropped"):
+            raise InvalidInput("outcome must be 'archived' or 'dropped'")
+        if reason:
+            _check_secrets(reason, sensitive=False, where="reason")
+        place = self._governance_place(scope)
+        with self._writing():
+            obs = inbox.find_open(place, observation_id)
+            if obs is None:
+                raise NotFound(f"no open observation {observation_id!r} in scope {place.scope}")
+            fields = {"outcome": outcome, **({"reason": reason.strip()} if reason else {})}
+            files.commit(place.vault, inbox.archive(place, obs, fields))
+            text = f"- {outcome} by hand: {obs.id}" + (f" ({reason.strip()})" if reason else "")
+            log = dream.append_log(place, {"kind": "settle", "trigger": "person", "outcome": outcome}, text)
+        return {"id": obs.id, "outcome": outcome, "log": log}
+
 
 # -- helpers ---------------------------------------------------------------------------------------
 
