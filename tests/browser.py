@@ -72,7 +72,10 @@ class Console:
     errors: list[str] = field(default_factory=list)
 
     def watch(self, page) -> None:  # type: ignore[no-untyped-def]
-        page.on("console", lambda msg: msg.type == "error" and self.errors.append(f"console: {msg.text} {msg.location}"))
+        page.on(
+            "console",
+            lambda msg: msg.type == "error" and self.errors.append(f"console: {msg.text} {msg.location}"),
+        )
         page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
 
 
@@ -116,7 +119,9 @@ def seed(memory: Memory) -> None:
         relations=["uses [[Tea preferences]]"],
     )
     memory.write("周会记录 2026-11-30", body="讨论了面板的搜索页和收件箱。", folder="work", tags=["会议"])
-    memory.observe("The user asked to be reminded about the dentist on Friday", tags=["reminder"], source="agent")
+    memory.observe(
+        "The user asked to be reminded about the dentist on Friday", tags=["reminder"], source="agent"
+    )
     memory.observe("用户更喜欢简短的回答", tags=["偏好"], durable=True, source="panel")
     memory.dream_switch(True, model="local-model", daily_at="03:30")
     oid = memory.observe("likes oolong too", durable=False, source="agent")["id"]
@@ -151,7 +156,9 @@ def screenshots(out: Path = SCREENSHOTS) -> list[Path]:
             for lang in ("en", "zh"):
                 context = browser.new_context(  # type: ignore[attr-defined]
                     locale="zh-CN" if lang == "zh" else "en-US",
-                    extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9" if lang == "zh" else "en-US,en;q=0.9"},
+                    extra_http_headers={
+                        "Accept-Language": "zh-CN,zh;q=0.9" if lang == "zh" else "en-US,en;q=0.9"
+                    },
                     viewport={"width": 1100, "height": 760},
                 )
                 page = context.new_page()

@@ -8,17 +8,20 @@ from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
-from web_client import BASE, TOKEN, client, csrf_of
 
 from cairn import Memory
 from cairn.errors import Conflict, SecretRefused
 from cairn.mcp_server import http_app
 from cairn.web import panel_app
+from scripted_model import ScriptedModel, consolidating_steps, serve
+from web_client import BASE, TOKEN, client, csrf_of
 
 
 @pytest.fixture
 def noted(memory: Memory) -> Memory:
-    memory.write("Green tea", body="Brewed at 80 degrees.", tags=["drink"], observations=["[pref] likes sencha"])
+    memory.write(
+        "Green tea", body="Brewed at 80 degrees.", tags=["drink"], observations=["[pref] likes sencha"]
+    )
     memory.write("会议记录", body="周一讨论了西湖龙井的采购。", folder="work", tags=["会议"])
     memory.write("Private diary", body="sencha secret plans", sensitivity="sensitive")
     return memory
@@ -118,7 +121,7 @@ def test_notes_page_filters_newest_first(noted: Memory) -> None:
 def test_a_note_rendered_safely_with_backlinks(memory: Memory) -> None:
     memory.write(
         "Hostile",
-        body='<script>alert(1)</script>\n\n[click](javascript:alert(2)) [ok](https://example.org)',
+        body="<script>alert(1)</script>\n\n[click](javascript:alert(2)) [ok](https://example.org)",
         relations=["relates_to [[Target note]]"],
     )
     target_note = memory.write("Target note", body="here")
@@ -147,13 +150,17 @@ def test_edit_saves_with_the_version_checked(noted: Memory) -> None:
     assert r.status_code == 200 and "75 degrees" in noted.read(gt).body
 
 
-def test_edit_of_a_note_changed_meanwhile_overwrites_nothing_and_shows_both(noted: Memory, vault: Path) -> None:
+def test_edit_of_a_note_changed_meanwhile_overwrites_nothing_and_shows_both(
+    noted: Memory, vault: Path
+) -> None:
     gt = noted.read("Green tea").permalink
     c = client(noted)
     stale = noted.read(gt)
     noted.edit(gt, "80 degrees", "85 degrees")  # someone else, meanwhile
     mine = stale.text.replace("80 degrees", "70 degrees")
-    r = c.post(f"/save/{gt}", data={"csrf": csrf_of(c), "scope": "user", "version": stale.version, "text": mine})
+    r = c.post(
+        f"/save/{gt}", data={"csrf": csrf_of(c), "scope": "user", "version": stale.version, "text": mine}
+    )
     assert r.status_code == 409
     assert "85 degrees" in r.text and "70 degrees" in r.text
     assert "85 degrees" in (vault / "user/Green tea.md").read_text(encoding="utf-8")
@@ -188,7 +195,10 @@ def test_observe_by_hand_long_term_or_neutral(noted: Memory, vault: Path) -> Non
     c.post("/observe", data={"csrf": csrf, "text": "prefers oolong", "tags": "#drink pref", "durable": "1"})
     c.post("/observe", data={"csrf": csrf, "text": "maybe jasmine"})
     by_text = {o["content"]: o for o in noted.dream_load()["observations"]}
-    assert by_text["prefers oolong"]["durable"] is True and by_text["prefers oolong"]["tags"] == ["drink", "pref"]
+    assert by_text["prefers oolong"]["durable"] is True and by_text["prefers oolong"]["tags"] == [
+        "drink",
+        "pref",
+    ]
     assert by_text["maybe jasmine"]["durable"] is None
     assert {o["source"] for o in by_text.values()} == {"panel"}
     page = c.get("/inbox").text
@@ -251,7 +261,10 @@ def test_dream_page_switch_and_log(noted: Memory) -> None:
     assert "The dream is off" in c.get("/dream").text
     c.post("/dream/switch", data={"csrf": csrf, "action": "on"})
     assert noted.dream_status()["enabled"] is True
-    c.post("/dream/switch", data={"csrf": csrf, "action": "settings", "model": "m1", "daily_at": "03:30", "base_url": ""})
+    c.post(
+        "/dream/switch",
+        data={"csrf": csrf, "action": "settings", "model": "m1", "daily_at": "03:30", "base_url": ""},
+    )
     status = noted.dream_status()
     assert (status["model"], status["daily_at"]) == ("m1", "03:30")
     oid = noted.observe("a durable fact", durable=True)["id"]
@@ -260,3 +273,18 @@ def test_dream_page_switch_and_log(noted: Memory) -> None:
     assert "tidy up" in page and "drop_observation" in page
     bad = c.post("/dream/switch", data={"csrf": csrf, "action": "settings", "daily_at": "25:99"})
     assert bad.status_code == 400
+
+
+def test_dream_run_now_shows_its_outcome(noted: Memory) -> None:
+    c = client(noted)
+    csrf = csrf_of(c)
+    refused = c.post("/dream/run", data={"csrf": csrf})
+    assert refused.status_code == 400 and "dream" in refused.text.lower()  # off: said so on the page
+    noted.observe("prefers dark mode", durable=True)
+    with serve(ScriptedModel(consolidating_steps())) as model:
+        noted.dream_switch(True, model="scripted", base_url=model.url)
+        page = c.post("/dream/run", data={"csrf": csrf})
+    assert page.status_code == 200
+    assert "applied 1, failed 0" in page.text and "promote_observation: applied" in page.text
+    assert "prefers dark mode" in noted.projection()["text"]
+    assert noted.dream_status()["last_status"] == "ok"

@@ -104,7 +104,9 @@ def test_edit_with_a_change_meanwhile_then_trash_and_restore(page, served: Serve
     memory.edit("Tea preferences", "80 °C", "85 °C")  # another writer, while the page is open
     p.get_by_role("button", name="Save").click()
     expect(p.get_by_role("alert")).to_contain_text("This note was changed")
-    assert "85 °C" in memory.read("Tea preferences").text and "three" not in memory.read("Tea preferences").text
+    assert (
+        "85 °C" in memory.read("Tea preferences").text and "three" not in memory.read("Tea preferences").text
+    )
     p.get_by_role("button", name="Save").click()  # saved over the version now shown
     expect(p.get_by_text("Saved.")).to_be_visible()
     assert "three minutes" in memory.read("Tea preferences").text

@@ -44,6 +44,7 @@ class NavItem:
     path: str
     key: str  # i18n key of its label
     live: Callable[[Memory], bool] = lambda memory: True
+    order: int = 50  # place in the navigation bar
 
 
 @dataclass
@@ -191,6 +192,7 @@ def panel_app(memory: Memory, token: str, *, security: TransportSecuritySettings
         for path, handler, methods in module.routes(panel):
             routes.append(Route(path, guarded(panel, handler), methods=methods))
         panel.nav += getattr(module, "NAV", [])
+    panel.nav.sort(key=lambda item: item.order)
 
     async def logout(request: Request) -> Response:
         session = request.scope.get("cairn.session")

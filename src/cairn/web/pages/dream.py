@@ -9,10 +9,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from ...errors import CairnError
 from ...vault import scope_folder
 from ..app import NavItem, Panel, form_of
 
-NAV = [NavItem("/dream", "nav.dream", lambda memory: hasattr(memory, "dream_status"))]
+NAV = [NavItem("/dream", "nav.dream", lambda memory: hasattr(memory, "dream_status"), order=50)]
 LOG_TAIL_BYTES = 8 * 1024
 
 
@@ -26,8 +27,10 @@ def log_tail(panel: Panel, scope: str) -> str:
         text = handle.read().decode("utf-8", errors="replace")
         if size > LOG_TAIL_BYTES:
             text = text[text.find("\n{") + 1 :] if "\n{" in text else text
-        # the JSON headers are for programs; a person reads the Markdown under them
-        return "\n".join(line for line in text.split("\n") if not line.startswith("{"))
+        # the JSON headers are for programs; a person reads the Markdown entries under them
+        lines = [line for line in text.split("\n") if not line.startswith("{")]
+        first = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
+        return "\n".join(lines[first:])
     return ""
 
 
@@ -76,7 +79,10 @@ def routes(panel: Panel) -> list[tuple[str, Any, list[str]]]:
     async def run(request: Request) -> Response:
         form = await form_of(request)
         scope = scope_of(form.get("scope"))
-        outcome = await panel.call(memory.dream_run, scope, trigger="panel")
+        try:
+            outcome = await panel.call(memory.dream_run, scope, trigger="panel")
+        except CairnError as exc:  # no model, the dream off, the model failing: shown as the outcome
+            return await page(request, outcome={"status": "error", "note": exc.message}, status=400)
         return await page(request, outcome=outcome)
 
     return [("/dream", show, ["GET"]), ("/dream/switch", switch, ["POST"]), ("/dream/run", run, ["POST"])]

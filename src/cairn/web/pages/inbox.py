@@ -10,7 +10,7 @@ from starlette.responses import RedirectResponse, Response
 
 from ..app import NavItem, Panel, form_of
 
-NAV = [NavItem("/inbox", "nav.inbox", lambda memory: hasattr(memory, "observe"))]
+NAV = [NavItem("/inbox", "nav.inbox", lambda memory: hasattr(memory, "observe"), order=30)]
 SOURCE = "panel"
 
 

@@ -13,7 +13,7 @@ from ...errors import Conflict, NotFound
 from ..app import NavItem, Panel, form_of
 from ..render import first_body_line
 
-NAV = [NavItem("/", "nav.notes"), NavItem("/trash", "nav.trash")]
+NAV = [NavItem("/", "nav.notes", order=10), NavItem("/trash", "nav.trash", order=90)]
 LIST_LIMIT = 200
 
 

@@ -13,7 +13,7 @@ from starlette.responses import RedirectResponse, Response
 
 from ..app import NavItem, Panel, form_of
 
-NAV = [NavItem("/proposals", "nav.proposals", lambda memory: hasattr(memory, "proposals"))]
+NAV = [NavItem("/proposals", "nav.proposals", lambda memory: hasattr(memory, "proposals"), order=40)]
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:

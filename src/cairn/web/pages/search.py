@@ -12,7 +12,7 @@ from starlette.responses import Response
 from ..app import NavItem, Panel
 from .notes import note_url
 
-NAV = [NavItem("/search", "nav.search")]
+NAV = [NavItem("/search", "nav.search", order=20)]
 FILTERS = ("tag", "type", "folder", "since", "scope")
 DEFAULT_LIMIT = 10  # as cairn search
 MAX_LIMIT = 100

@@ -16,7 +16,7 @@ from starlette.responses import RedirectResponse, Response
 from ..app import NavItem, Panel, form_of
 
 NEEDED = ("sync", "conflicts", "resolve_conflict")
-NAV = [NavItem("/sync", "nav.sync", lambda memory: all(hasattr(memory, n) for n in NEEDED))]
+NAV = [NavItem("/sync", "nav.sync", lambda memory: all(hasattr(memory, n) for n in NEEDED), order=60)]
 
 
 def routes(panel: Panel) -> list[tuple[str, Any, list[str]]]:
