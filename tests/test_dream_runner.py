@@ -13,14 +13,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_client import call, call_error, connect
-from scripted_model import ScriptedModel, consolidating_steps, say, serve, tool_call
 
 from cairn import Memory
 from cairn.errors import InvalidInput
 from cairn.governance import dream_runner, schedule
 from cairn.governance.dream_config import DreamOff
 from cairn.governance.dream_runner import DreamRunError
+from mcp_client import call, call_error, connect
+from scripted_model import ScriptedModel, consolidating_steps, say, serve, tool_call
 
 
 def _log_heads(vault: Path) -> list[dict]:
@@ -58,7 +58,9 @@ def test_run_against_the_scripted_model(memory: Memory, vault: Path, monkeypatch
     assert status["last_status"] == "ok" and status["last_note"] == "applied 2, failed 0"
     heads = _log_heads(vault)
     assert [(h["kind"], h.get("applied")) for h in heads] == [("apply", 2), ("run", None)]
-    assert heads[1]["status"] == "ok" and heads[1]["model"] == "scripted-1" and heads[0]["trigger"] == "manual"
+    assert (
+        heads[1]["status"] == "ok" and heads[1]["model"] == "scripted-1" and heads[0]["trigger"] == "manual"
+    )
     assert "test-key-123" not in "".join(p.read_text(encoding="utf-8") for p in vault.rglob("*.*"))
 
 
@@ -75,12 +77,22 @@ def test_run_refuses_while_off_and_without_a_model(memory: Memory, monkeypatch: 
 def test_the_model_cannot_apply_while_the_switch_is_off(memory: Memory, vault: Path) -> None:
     obs = memory.observe("x", durable=True)
     steps = [
-        lambda m: tool_call("dream_apply", {"decisions": [{"kind": "drop_observation", "observation": obs["id"], "reason": "r"}], "summary": "s"}),
+        lambda m: tool_call(
+            "dream_apply",
+            {
+                "decisions": [{"kind": "drop_observation", "observation": obs["id"], "reason": "r"}],
+                "summary": "s",
+            },
+        ),
         say("done"),
     ]
     with serve(ScriptedModel([steps[0], lambda m: steps[1]])) as model:
         memory.dream_switch(True, model="m", base_url=model.url)
-        turned_off = lambda name, args: memory.dream_switch(False) and memory.dream_apply(args["decisions"], "s")  # noqa: E731
+
+        def turned_off(name: str, args: dict) -> dict:  # a person turns the dream off mid-run
+            memory.dream_switch(False)
+            return memory.dream_apply(args["decisions"], "s")
+
         memory.dream_run(call_tool=turned_off)
         told = json.loads(model.requests[1]["messages"][-1]["content"])
     assert told["error"].startswith("dream_off")
@@ -106,7 +118,9 @@ def test_turns_are_bounded(memory: Memory) -> None:
         assert len(model.requests) == 12
 
 
-def test_key_file_must_be_private(memory: Memory, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_key_file_must_be_private(
+    memory: Memory, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("CAIRN_DREAM_API_KEY", raising=False)
     key = isolated_home / "dream-key"
     key.write_text("from-file\n", encoding="utf-8")
@@ -152,19 +166,21 @@ def test_the_day_is_stamped_before_the_run(vault: Path, isolated_home: Path) -> 
 
 
 def test_schedule_thread_ticks_each_allowed_scope(vault: Path, isolated_home: Path) -> None:
-    with serve(ScriptedModel(consolidating_steps())) as model:
-        with Memory.open(vault, home=isolated_home, allow_scopes=["user", "agent:bot"]) as mem:
-            mem.observe("likes tea", durable=True)
-            mem.dream_switch(True, model="m", base_url=model.url, daily_at="00:00")
-            stop = schedule.start(mem, interval=0.05)
-            deadline = time.monotonic() + 10
-            try:
-                while mem.dream_status()["last_status"] != "ok" and time.monotonic() < deadline:
-                    time.sleep(0.05)
-            finally:
-                stop.set()
-            assert mem.dream_status(scope="agent:bot")["last_run_day"] is None  # its dream is off
-            assert "likes tea" in mem.projection()["text"]
+    with (
+        serve(ScriptedModel(consolidating_steps())) as model,
+        Memory.open(vault, home=isolated_home, allow_scopes=["user", "agent:bot"]) as mem,
+    ):
+        mem.observe("likes tea", durable=True)
+        mem.dream_switch(True, model="m", base_url=model.url, daily_at="00:00")
+        stop = schedule.start(mem, interval=0.05)
+        deadline = time.monotonic() + 10
+        try:
+            while mem.dream_status()["last_status"] != "ok" and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            stop.set()
+        assert mem.dream_status(scope="agent:bot")["last_run_day"] is None  # its dream is off
+        assert "likes tea" in mem.projection()["text"]
 
 
 @pytest.mark.anyio
@@ -186,7 +202,11 @@ async def test_a_whole_dream_through_the_mcp_client(memory: Memory) -> None:
 
             def conversation() -> dict:
                 return dream_runner.converse(
-                    base_url=model.url, model="scripted", key=None, system=prompt, user="dream now",
+                    base_url=model.url,
+                    model="scripted",
+                    key=None,
+                    system=prompt,
+                    user="dream now",
                     call_tool=through_mcp,
                 )
 

@@ -1087,7 +1087,7 @@ def serve(
         from . import mcp_server
         from .governance import schedule
 
-        schedule.start(mem)  # the daily dream of each scope whose dream.json sets daily_at
+        ctx.call_on_close(schedule.start(mem).set)  # the daily dream of scopes whose dream.json sets daily_at
 
         if not http:
             # stdout is the protocol channel: say nothing there.
@@ -1097,4 +1097,4 @@ def serve(
         mcp_server.serve_http(mem, token=token, **address)  # serve_http's defaults for the rest
 
 
-__import__("cairn.cli_governance", fromlist=["register"]).register(app)  # observe, projection, dream
+__import__("cairn.cli_governance", fromlist=["register"]).register(app, _Command, _Group)  # observe, dream ...

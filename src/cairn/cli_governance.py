@@ -280,8 +280,11 @@ def dream_run(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     )
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``observe``, ``projection`` and the ``dream`` group to ``app``."""
-    app.command("observe")(observe)
-    app.command("projection")(projection)
-    app.add_typer(dream_app, name="dream")
+def register(app: typer.Typer, command_cls: Any = None, group_cls: Any = None) -> None:
+    """Add ``observe``, ``projection`` and the ``dream`` group to ``app``, with the CLI's own
+    command and group classes (its fast conversion of plain values) when given."""
+    app.command("observe", cls=command_cls)(observe)
+    app.command("projection", cls=command_cls)(projection)
+    for command in dream_app.registered_commands:
+        command.cls = command_cls or command.cls
+    app.add_typer(dream_app, name="dream", cls=group_cls)
