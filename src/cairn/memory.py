@@ -1103,33 +1103,19 @@ class Memory:
                 ) from exc
             return self._commit(note.path, stamped)
 
-    def trash(self, *, scope: str | None = None) -> list[NoteSummary]:
-        """Soft-deleted notes of the scope, the most recently deleted first (``restore`` brings one back)."""
+    def trash(self, *, scope: str | None = None) -> list[Note]:
+        """The notes in the scope's trash, newest deletion first; each ``path`` is where it lies
+        (``<scope>/.trash/...``), its front matter holds ``deleted``. (The same shape as main's
+        ``Memory.trash``: on merge, keep main's.)"""
         scope = self._write_scope(scope)
         folder = self.vault / scope_folder(scope) / ".trash"
-        found: list[tuple[str, NoteSummary]] = []
+        found: list[tuple[str, Note]] = []
         for file in sorted(folder.rglob("*.md")) if folder.is_dir() else ():
             rel = file.relative_to(self.vault).as_posix()
             with contextlib.suppress(DamagedNote, OSError):
                 note = load_note(rel, file.read_bytes(), tz=self.tz)
-                deleted = str(note.frontmatter.get("deleted", ""))
-                found.append(
-                    (
-                        deleted,
-                        NoteSummary(
-                            note.permalink,
-                            note.title,
-                            note.type,
-                            note.tags,
-                            scope,
-                            rel,
-                            note.created,
-                            deleted or note.modified,
-                            note.sensitivity,
-                        ),
-                    )
-                )
-        return [item for _, item in sorted(found, key=lambda pair: pair[0], reverse=True)]
+                found.append((str(note.frontmatter.get("deleted", "")), note))
+        return [note for _, note in sorted(found, key=lambda pair: pair[0], reverse=True)]
 
     def settle_observation(
         self, observation_id: str, outcome: str, *, reason: str | None = None, scope: str | None = None
