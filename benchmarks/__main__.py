@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--only locomo|zh|en|zh-check|en-check|scale|peers|ablations] [--peers] [--large] [--n N] [--no-cairn]``
+"""``python -m benchmarks [--only locomo|zh|en|zh-check|en-check|scale|peers|ablations|web] [--peers] [--large] [--n N] [--no-cairn]``
 
 Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets (and their validation sets) and the scale benchmark, prints a
 Markdown report and writes it to ``benchmarks/results/report.md`` (a run of some parts only, to
@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 import apsw
 
-from . import ablations, locomo, memory_sets, peers, scale, yardstick
+from . import ablations, locomo, memory_sets, peers, scale, web_bench, yardstick
 from .common import REPO, RESULTS, MissingData
 
 
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[2])
     ap.add_argument(
         "--only",
-        choices=("locomo", *memory_sets.SETS, "scale", "peers", "ablations"),
+        choices=("locomo", *memory_sets.SETS, "scale", "peers", "ablations", "web"),
         action="append",
         help="run only these (repeatable)",
     )
@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                 text = peers.run(args.peer_notes)
             elif part == "ablations":
                 text = ablations.run()
+            elif part == "web":
+                text = web_bench.run(n)
             else:
                 text = scale.run(n)
         except MissingData as exc:
@@ -92,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     report = "\n".join(header + sections)
     default = RESULTS / "partial" / f"{'+'.join(parts)}.md" if args.only else RESULTS / "report.md"
+    if parts == ["web"]:
+        default = RESULTS / "web.md"
     out = os.path.abspath(args.output or default)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w", encoding="utf-8") as fh:

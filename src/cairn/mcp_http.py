@@ -147,7 +147,8 @@ def transport_security(host: str, allow_hosts: Sequence[str] = ()) -> TransportS
 def http_app(
     memory: Memory, token: str, *, host: str = "127.0.0.1", allow_hosts: Sequence[str] = ()
 ) -> ASGIApp:
-    """The streamable HTTP app (endpoint ``/mcp``) behind the bearer-token, Host and Origin checks."""
+    """The streamable HTTP app (endpoint ``/mcp``) behind the bearer-token, Host and Origin checks,
+    and the web panel at every other path (its own login; the same Host and Origin checks)."""
     if not token:
         raise InvalidInput("an HTTP server needs a non-empty token")
     for name in allow_hosts:
@@ -157,7 +158,9 @@ def http_app(
             )
     security = transport_security(host, allow_hosts)
     app = build_server(memory).streamable_http_app(host=host, transport_security=security)
-    return BearerAuth(app, token)
+    from . import web  # the panel at /, beside /mcp: one port, one token, one Host/Origin rule
+
+    return web.with_panel(BearerAuth(app, token), web.panel_app(memory, token, security=security))
 
 
 def _url(host: str, port: int) -> str:
@@ -249,6 +252,9 @@ def serve_http(
     listener = _listen(host, port)
     port = listener.getsockname()[1]
     print(http_banner(host, port, token, allow_hosts), file=sys.stderr, flush=True)
+    from .web import login_link
+
+    print(f"\nWeb panel (log in by opening this link once):\n  {login_link(host, port, token)}", file=sys.stderr)
     print(f"\nVault: {memory.vault}\nIndex: {memory.index_path}\n", file=sys.stderr, flush=True)
     # Handed the socket already bound: the banner shows only an address that is really ours.
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])

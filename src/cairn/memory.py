@@ -883,6 +883,31 @@ class Memory:
                 raise NotFound(f"no journal for {month} in scope {scope}")
             return self._load(rel)
 
+    # -- for the web panel (issue 36): a checked whole-text save, the inbox by hand ------------
+
+    @_mends_index
+    def replace_text(self, permalink: str, text: str, if_version: str, *, scope: str | None = None) -> Note:
+        """Replace a note's whole text, only if its file is still at ``if_version`` (``Note.version``).
+
+        Raises:
+            Conflict: the file changed since that version was read; nothing is written.
+            InvalidInput: the text would not parse as a note, or is too large.
+            SecretRefused: a new line holds a credential.
+        """
+        return writes.replace_text(self, self._write_scope(scope), permalink, text, if_version)
+
+    def settle_observation(
+        self, observation_id: str, outcome: str, *, reason: str | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        """Archive or drop one open observation by hand (a person's decision; no dream needed):
+        it moves to ``inbox/archived/`` with ``outcome`` (``archived`` or ``dropped``), and
+        log.md records it. Raises NotFound for an id that is not open."""
+        from .governance import inbox
+
+        place = self._governance_place(scope)
+        with self._writing():
+            return inbox.settle(place, observation_id, outcome, reason)
+
 
 # -- helpers ---------------------------------------------------------------------------------------
 

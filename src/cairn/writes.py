@@ -192,6 +192,34 @@ def edit(mem: Memory, scope: str, permalink: str, find: str, replace: str, expec
         return commit(mem, rel, change)
 
 
+def replace_text(mem: Memory, scope: str, permalink: str, text: str, if_version: str) -> Note:
+    """``Memory.replace_text``, once the scope is checked: a whole-text save that holds only
+    while the file is still at ``if_version`` (a person's save from the web panel)."""
+    text = text.replace("\r\n", "\n")
+    with mem._writing():
+        rel = mem._note_for_update(permalink, scope).path
+
+        def change(note: Note | None) -> str:
+            note = _still_there(note, rel)
+            if note.version != if_version:
+                raise Conflict(f"{note.title!r} ({note.path}) changed since it was read; nothing was written")
+            before = set(note.text.split("\n"))
+            check_secrets(
+                "\n".join(line for line in text.split("\n") if line not in before),
+                sensitive=note.sensitive,
+                where="edited text",
+            )
+            check_body(text)
+            if text == note.text:
+                return text
+            try:
+                return stamp(mem, note, text)
+            except DamagedNote as exc:
+                raise InvalidInput(f"that text would not read as a note ({exc.message}); nothing changed") from exc
+
+        return commit(mem, rel, change)
+
+
 def _still_there(note: Note | None, rel: str) -> Note:
     if note is None:
         raise Conflict(f"{rel} was removed by another program while Cairn was changing it; nothing written")

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import guard
-from ..errors import DamagedNote, InboxFull, InvalidInput
+from ..errors import DamagedNote, InboxFull, InvalidInput, NotFound
 from ..vault import content_hash, now_iso
 from .files import ARCHIVED, INBOX, Change, Place, create_exclusive, read_bytes
 
@@ -252,3 +252,22 @@ def archive(place: Place, obs: Observation, outcome: Mapping[str, Any]) -> list[
         target = place.rel(INBOX, ARCHIVED, f"{name[:-3]} ({number}).md")
         number += 1
     return [Change(target, None, text.encode("utf-8")), Change(obs.path, obs.rev, None)]
+
+
+def settle(place: Place, observation_id: str, outcome: str, reason: str | None) -> dict[str, Any]:
+    """A person archives or drops one open observation by hand (no dream needed): it moves to
+    ``inbox/archived/`` with ``outcome``, and log.md says so. The caller holds the write lock."""
+    from . import dream, files
+
+    if outcome not in ("archived", "dropped"):
+        raise InvalidInput("outcome must be 'archived' or 'dropped'")
+    if reason:
+        guard.check_text(reason, where="reason")
+    obs = find_open(place, observation_id)
+    if obs is None:
+        raise NotFound(f"no open observation {observation_id!r} in scope {place.scope}")
+    fields = {"outcome": outcome, **({"reason": reason.strip()} if reason else {})}
+    files.commit(place.vault, archive(place, obs, fields))
+    text = f"- {outcome} by hand: {obs.id}" + (f" ({reason.strip()})" if reason else "")
+    log = dream.append_log(place, {"kind": "settle", "trigger": "person", "outcome": outcome}, text)
+    return {"id": obs.id, "outcome": outcome, "log": log}
