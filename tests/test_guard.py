@@ -535,3 +535,14 @@ def test_personal_numbers_say_how_to_keep_them() -> None:
     message = info.value.message
     assert message.startswith("refused: observation 1 line 1, column 5 holds a Chinese resident ID number;")
     assert "`sensitivity: sensitive`" in message and LONG_DIGITS in message
+
+
+def test_the_cheap_substring_gates_never_skip_a_rule_that_would_match(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cairn import guard
+
+    texts = [text for _, text in SECRET_TABLE] + ORDINARY
+    gated = [find_secrets(text) for text in texts]
+    monkeypatch.setattr(guard, "_RULES", [(k, ("",), p, c) for k, _, p, c in guard._RULES])
+    assert [find_secrets(text) for text in texts] == gated

@@ -234,7 +234,7 @@ def _hex_key(match: re.Match[str]) -> bool:
 _SEP = r"[\"']?(?:[ \t]*[:=：]|[ \t]*(?:是|为)[:：]?|[ \t]+is(?=[ \t]))[ \t]*"
 _NO_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
 _NO_KEY_BEFORE = rf"(?<![{_KEY_CHARS}])"
-_PASSWORD_WORD = r"(?:pass(?:word|wd|phrase|code)|pwd|pw)"
+_PASSWORD_WORD = r"(?:pass(?:word|wd|phrase|code)|pwd|pw|密码|口令)"
 # "the SSH password for prod is X", "password to the wifi: X"
 _FOR_WHAT = (
     r"(?:[ \t]+(?:for|of|on|to|at)(?:[ \t]+(?:the|my|our|this|that|your))?(?:[ \t]+[\w.@/-]{1,40}){1,2}?)?"
@@ -353,7 +353,7 @@ _RULES: list[_Rule] = [
     ),
     _rule(
         "password",
-        ("pass", "pwd", "pw"),
+        ("pass", "pw", "密码", "口令"),
         rf"(?i)(?<![A-Za-z]){_PASSWORD_WORD}(?![A-Za-z]){_FOR_WHAT}{_SEP}{_VALUE}",
         _password_value,
     ),
