@@ -70,3 +70,47 @@ def test_long_numbers_need_a_sensitive_note(memory: Memory) -> None:
     memory.append(note.permalink, "[card] 6222 0210 0112 3456 789")
     with pytest.raises(SecretRefused):
         memory.append(note.permalink, f"[key] {KEY}")  # sensitive notes still never hold keys
+
+
+# The six kinds the probe got through, and a few more it named.
+MISSED = [
+    "postgres://admin:S3cr3tPass@db/x",
+    "mysql://root:hunter2@host",
+    "maps key AIzaSy" + "Bq3kX9vR2mN7pL4tW8zY1cF6hJ0dG5sAe",
+    "https://hooks.slack.com/services/" + "T0A1B2C3D/B4E5F6G7H8/abcDEF123ghiJKL456mnoPQR",
+    "the AWS secret key is " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "the SSH password for prod is Tr0ub4dor&3",
+    "pw: hunter2x",
+    "PIN: 4821",
+    "门禁密码 4821#",
+    "token ghp_" + "a1B2c3D4e5F6g7H8\u200bi9J0k1L2m3N4o5P6q7R8",
+]
+
+
+@pytest.mark.parametrize("secret", MISSED)
+def test_secrets_the_probe_got_through_are_refused_on_every_write_path(
+    memory: Memory, vault: Path, secret: str
+) -> None:
+    with pytest.raises(SecretRefused):
+        memory.write("Probe", body=secret)
+    note = memory.write("Probe", observations=["[fact] PLACEHOLDER"])
+    before = files(vault)
+    with pytest.raises(SecretRefused):
+        memory.append(note.permalink, f"[fact] {secret}")
+    with pytest.raises(SecretRefused):
+        memory.edit(note.permalink, "PLACEHOLDER", secret)
+    assert files(vault) == before
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[order] 淘宝订单 3190587245691038376 已签收",
+        "[tweet] https://x.com/someone/status/1790000000000000000",
+        "[invoice] 发票号码 04400191112012345678",
+        "[order] 3190587245691038376",
+    ],
+)
+def test_everyday_long_numbers_are_written(memory: Memory, line: str) -> None:
+    note = memory.write("Receipts", observations=[line])
+    assert [o.content for o in memory.read(note.permalink).observations] == [line.split("] ", 1)[1]]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
 
 from cairn.errors import DamagedNote, InvalidInput
 from cairn.models import Observation, Relation
@@ -36,9 +37,62 @@ def _without_timestamps(cls: Any) -> Any:
     return cls
 
 
+# Bounds on front matter read from a file a stranger may have written. A note's front matter is a
+# few hundred bytes; these only stop what would stall every later command or exhaust memory.
+MAX_FRONTMATTER_CHARS = 65_536
+MAX_FRONTMATTER_DEPTH = 16
+_MAX_EXPANDED = 4 * MAX_FRONTMATTER_CHARS  # characters plus items, every alias written out
+
+
 @_without_timestamps
-class _Loader(_BaseLoader):
-    pass
+class _Loader(Composer, _BaseLoader):
+    """libyaml's parser under PyYAML's own composer, which checks each node as it is built.
+
+    An alias bomb (nine lines of ``b: &b [*a, *a, ...]`` stand for 387 million items) builds in a
+    millisecond as shared lists; whatever then walks the result (the index's JSON) explodes. So
+    the size of every node with its aliases written out is counted here, before anything is
+    constructed, along with the nesting depth and aliases that point into their own value.
+    PyYAML's composer over libyaml's events is also faster than libyaml's own composer.
+    """
+
+    def __init__(self, stream: str) -> None:
+        _BaseLoader.__init__(self, stream)
+        Composer.__init__(self)
+        self._sizes: dict[int, int] = {}  # id(node) -> size written out, once the node is complete
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            node = Composer.compose_node(self, parent, index)  # raises on an undefined alias
+            if id(node) not in self._sizes:
+                raise _shape_error(event, f"alias *{event.anchor} points into its own value")
+            return node
+        opens = isinstance(event, yaml.CollectionStartEvent)  # the root mapping is level 1
+        self._depth += opens
+        if self._depth > MAX_FRONTMATTER_DEPTH:
+            raise _shape_error(event, f"lists and maps nest more than {MAX_FRONTMATTER_DEPTH} levels deep")
+        node = Composer.compose_node(self, parent, index)
+        self._depth -= opens
+        if isinstance(node, yaml.ScalarNode):
+            size = len(node.value) + 1
+        else:
+            children = (
+                node.value if isinstance(node, yaml.SequenceNode) else [n for kv in node.value for n in kv]
+            )
+            size = 1 + sum(self._sizes[id(child)] for child in children)
+        if size > _MAX_EXPANDED:
+            raise _shape_error(
+                event,
+                f"its aliases expand it past {_MAX_EXPANDED:,} characters (an alias bomb?): write the values out",
+            )
+        self._sizes[id(node)] = size
+        return node
+
+
+def _shape_error(event: yaml.Event, problem: str) -> DamagedNote:
+    where = f" at line {event.start_mark.line + 2}" if event.start_mark is not None else ""  # after the fence
+    return DamagedNote(f"front matter{where}: {problem}")
 
 
 @_without_timestamps
@@ -211,6 +265,11 @@ def _simple_frontmatter(source: str) -> dict[str, Any] | None:
 
 
 def _load_frontmatter(source: str) -> dict[str, Any]:
+    if len(source) > MAX_FRONTMATTER_CHARS:
+        raise DamagedNote(
+            f"front matter holds {len(source):,} characters, more than the {MAX_FRONTMATTER_CHARS:,} "
+            "Cairn reads: move long text into the body"
+        )
     simple = _simple_frontmatter(source)
     if simple is not None:
         return simple
@@ -316,7 +375,29 @@ def _plain_scalar(value: str, *, flow: bool = False) -> bool:
     return not (flow and any(c in value for c in ",[]{}:?"))
 
 
+def _nesting(value: Any, limit: int) -> int:
+    """How deep lists and dicts nest in ``value``, counting no further than ``limit`` + 1 (a
+    list that holds itself would otherwise never end)."""
+    if limit < 0 or not isinstance(value, list | tuple | dict):
+        return 0
+    items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+    return 1 + max((_nesting(item, limit - 1) for item in items), default=0)
+
+
+def _check_writable(lines: Sequence[str]) -> None:
+    """Refuse front matter this module would refuse to read back (see ``MAX_FRONTMATTER_CHARS``)."""
+    size = sum(map(len, lines))
+    if size > MAX_FRONTMATTER_CHARS:
+        raise InvalidInput(
+            f"front matter would hold {size:,} characters, more than the {MAX_FRONTMATTER_CHARS:,} "
+            "a note may: put long text in the body"
+        )
+
+
 def _dump_lines(mapping: Mapping[str, Any], nl: str) -> list[str]:
+    for key, value in mapping.items():
+        if _nesting(value, MAX_FRONTMATTER_DEPTH) >= MAX_FRONTMATTER_DEPTH:
+            raise InvalidInput(f"front matter field {key!r} nests lists or maps too deep: flatten it")
     simple = _simple_dump(mapping)
     if simple is not None:
         return [line + nl for line in simple]
@@ -385,7 +466,8 @@ def set_fields(text: str, updates: Mapping[str, Any], remove: Iterable[str] = ()
         The edited text (``text`` itself when there is nothing to change).
     Raises:
         DamagedNote: the note's front matter does not parse; it is never edited.
-        InvalidInput: a value cannot be written as YAML.
+        InvalidInput: a value cannot be written as YAML, or the front matter would grow too large
+            or nest too deep to be read back.
     """
     updates = dict(updates)
     drop = [k for k in dict.fromkeys(remove) if k not in updates]
@@ -405,8 +487,10 @@ def set_fields(text: str, updates: Mapping[str, Any], remove: Iterable[str] = ()
     # replaced line, a "..." end marker before new keys, flow style. Then the block is rewritten
     # (anchors become plain values, comments go); the body is always kept as it was.
     if edited is not None and _reads_as(bom + "".join(edited), merged):
+        _check_writable(edited[: len(edited) - (len(lines) - close)])
         return bom + "".join(edited)
     middle = _dump_lines(merged, nl) if merged else []
+    _check_writable(middle)
     return bom + "".join([lines[0], *middle, *lines[close:]])
 
 
@@ -472,14 +556,17 @@ def new_note(
     Returns:
         The note text.
     Raises:
-        InvalidInput: an empty title, or a title/observation/relation holding a line break.
+        InvalidInput: an empty title, a title/observation/relation holding a line break, or front
+            matter too large or nested too deep to be read back.
     """
     if not title.strip():
         raise InvalidInput("a note needs a non-empty title")
     for value in (title, *observations, *relations):
         if "\n" in value or "\r" in value:
             raise InvalidInput(f"must be a single line: {value!r}")
-    parts = ["---\n", *(_dump_lines(frontmatter, "\n") if frontmatter else ()), "---\n\n", f"# {title}\n"]
+    front = _dump_lines(frontmatter, "\n") if frontmatter else []
+    _check_writable(front)
+    parts = ["---\n", *front, "---\n\n", f"# {title}\n"]
     body = re.sub(r"\A(?:[ \t]*\r?\n)+", "", body).rstrip()
     if body:
         parts.append(f"\n{body}\n")
