@@ -748,13 +748,24 @@ class Memory:
         return dream.load(self._governance_place(scope))
 
     def dream_apply(
-        self, decisions: Any, summary: str = "", *, scope: str | None = None, trigger: str = "api"
+        self,
+        decisions: Any,
+        summary: str = "",
+        *,
+        scope: str | None = None,
+        trigger: str = "api",
+        agent: bool = False,
     ) -> dict[str, Any]:
         """Apply a dream's decisions, each on its own and checked against its rev; one entry in
-        log.md, index.md rebuilt. Raises DreamOff while the dream is off."""
+        log.md, index.md rebuilt. Raises DreamOff while the dream is off. From an ``agent`` (a
+        model) in approval mode the decisions become one proposal instead (``proposals``)."""
         from .governance import dream
 
         place = self._governance_place(scope)
+        if agent and self.write_mode == "propose":
+            from .governance import proposal_dream
+
+            return proposal_dream.propose(place, decisions, summary, via=trigger)
         with self._writing():
             return dream.apply(place, decisions, summary, trigger=trigger)
 
@@ -816,6 +827,74 @@ class Memory:
         from .governance import dream_runner
 
         return dream_runner.scheduled(self._governance_place(scope), now, transport=transport)
+
+    # -- approval mode (issue 35 item 5): logic in governance.proposals and its siblings ------
+
+    @property
+    def write_mode(self) -> str:
+        """``direct`` (the default) or ``propose``, from cairn.toml (read at each call)."""
+        from .governance import proposals
+
+        return proposals.write_mode(self.vault)
+
+    @_mends_index
+    def propose(self, action: str, *args: Any, scope: str | None = None, via: str = "api", **kwargs: Any) -> dict[str, Any]:
+        """Propose ``write``, ``append``, ``edit`` or ``delete`` (the arguments of that method)
+        instead of doing it: ``{"proposal": ID, "status": "pending", "diff", "expires", ...}``.
+        Every check of the direct write applies now; nothing is written until ``approve``."""
+        from .governance import proposal_notes
+
+        return proposal_notes.propose(self, self._governance_place(scope), action, *args, via=via, **kwargs)
+
+    def propose_note(self, scope: str, path: str, text: str) -> dict[str, Any]:
+        """Propose an imported note's whole text at ``path`` in ``scope`` (import in propose mode)."""
+        return self.propose("note", path, text, scope=scope, via="import")
+
+    def proposals(self, *, status: str | None = None, now: datetime | None = None) -> list[dict[str, Any]]:
+        """The proposals of every allowed scope, newest first (``status`` keeps one status)."""
+        from .governance import proposals
+
+        found = []
+        for scope in self.allow_scopes:
+            place = self._governance_place(scope)
+            found += proposals.listing(place)[0]
+        moment = now or datetime.now(self.tz)
+        items = [p.to_dict(moment) for p in sorted(found, key=lambda p: (p.created, p.id), reverse=True)]
+        return [p for p in items if status is None or p["status"] == status]
+
+    def proposal(self, proposal_id: str, *, now: datetime | None = None) -> dict[str, Any]:
+        """One proposal with its full proposed text. Raises NotFound."""
+        from .governance import proposals
+
+        place = self._proposal_place(proposal_id)
+        return proposals.load(place, proposal_id).to_dict(now or datetime.now(self.tz), full=True)
+
+    @_mends_index
+    def approve(self, proposal_id: str, *, by: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+        """Commit a pending proposal if its target is unchanged (else it becomes ``conflicted``);
+        expired ones cannot be approved. Deciding again answers with the first decision."""
+        from .governance import proposal_notes, proposals
+
+        place = self._proposal_place(proposal_id)
+        return proposals.decide(place, proposal_id, True, proposal_notes.commit_any, by=by, now=now)
+
+    def reject(
+        self, proposal_id: str, why: str | None = None, *, by: str | None = None, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Reject a pending proposal (nothing is written), with an optional reason for log.md."""
+        from .governance import proposal_notes, proposals
+
+        place = self._proposal_place(proposal_id)
+        return proposals.decide(place, proposal_id, False, proposal_notes.commit_any, why=why, by=by, now=now)
+
+    def _proposal_place(self, proposal_id: str) -> Any:
+        from .governance import proposals
+
+        name = proposals.check_id(proposal_id)
+        for scope in self.allow_scopes:
+            if (self.vault / scope_folder(scope) / proposals.FOLDER / f"{name}.md").is_file():
+                return self._governance_place(scope)
+        raise NotFound(f"no proposal {proposal_id} in the scopes allowed here ({', '.join(self.allow_scopes)})")
 
     # -- portable: export, import, journal (issue 36; logic in cairn.portable and cairn.journal) --
 
