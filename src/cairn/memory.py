@@ -814,7 +814,12 @@ class Memory:
             return dream_config.update(place, **changes).to_dict()
 
     def dream_run(
-        self, scope: str | None = None, *, trigger: str = "manual", transport: Any = None, call_tool: Any = None
+        self,
+        scope: str | None = None,
+        *,
+        trigger: str = "manual",
+        transport: Any = None,
+        call_tool: Any = None,
     ) -> dict[str, Any]:
         """Run one dream now with the model of dream.json (``governance.dream_runner.run``)."""
         from .governance import dream_runner
@@ -822,7 +827,9 @@ class Memory:
         place = self._governance_place(scope)
         return dream_runner.run(place, trigger=trigger, transport=transport, call_tool=call_tool)
 
-    def dream_tick(self, scope: str | None = None, *, now: datetime | None = None, transport: Any = None) -> Any:
+    def dream_tick(
+        self, scope: str | None = None, *, now: datetime | None = None, transport: Any = None
+    ) -> Any:
         """Run the scope's daily dream if it is due (the day is stamped first); None if not due."""
         from .governance import dream_runner
 
@@ -838,7 +845,9 @@ class Memory:
         return proposals.write_mode(self.vault)
 
     @_mends_index
-    def propose(self, action: str, *args: Any, scope: str | None = None, via: str = "api", **kwargs: Any) -> dict[str, Any]:
+    def propose(
+        self, action: str, *args: Any, scope: str | None = None, via: str = "api", **kwargs: Any
+    ) -> dict[str, Any]:
         """Propose ``write``, ``append``, ``edit`` or ``delete`` (the arguments of that method)
         instead of doing it: ``{"proposal": ID, "status": "pending", "diff", "expires", ...}``.
         Every check of the direct write applies now; nothing is written until ``approve``."""
@@ -854,6 +863,8 @@ class Memory:
         """The proposals of every allowed scope, newest first (``status`` keeps one status)."""
         from .governance import proposals
 
+        if status is not None and status not in proposals.STATUSES:
+            raise InvalidInput(f"status {status!r}: use one of {', '.join(proposals.STATUSES)}")
         found = []
         for scope in self.allow_scopes:
             place = self._governance_place(scope)
@@ -870,7 +881,9 @@ class Memory:
         return proposals.load(place, proposal_id).to_dict(now or datetime.now(self.tz), full=True)
 
     @_mends_index
-    def approve(self, proposal_id: str, *, by: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+    def approve(
+        self, proposal_id: str, *, by: str | None = None, now: datetime | None = None
+    ) -> dict[str, Any]:
         """Commit a pending proposal if its target is unchanged (else it becomes ``conflicted``);
         expired ones cannot be approved. Deciding again answers with the first decision."""
         from .governance import proposal_notes, proposals
@@ -894,7 +907,9 @@ class Memory:
         for scope in self.allow_scopes:
             if (self.vault / scope_folder(scope) / proposals.FOLDER / f"{name}.md").is_file():
                 return self._governance_place(scope)
-        raise NotFound(f"no proposal {proposal_id} in the scopes allowed here ({', '.join(self.allow_scopes)})")
+        raise NotFound(
+            f"no proposal {proposal_id} in the scopes allowed here ({', '.join(self.allow_scopes)})"
+        )
 
     # -- portable: export, import, journal (issue 36; logic in cairn.portable and cairn.journal) --
 

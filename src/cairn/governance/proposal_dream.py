@@ -30,7 +30,12 @@ def propose(place: Place, raw_decisions: Any, summary: str, *, via: str) -> dict
     results: list[dict[str, Any]] = []
     diffs: list[str] = []
     for index, raw in enumerate(raw_decisions):
-        result: dict[str, Any] = {"index": index, "kind": decisions.kind_of(raw), "status": "proposed", "reason": None}
+        result: dict[str, Any] = {
+            "index": index,
+            "kind": decisions.kind_of(raw),
+            "status": "proposed",
+            "reason": None,
+        }
         try:
             changes, described = dream.plan(place, decisions.parse(raw), None)
             result["target"] = described

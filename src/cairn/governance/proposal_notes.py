@@ -65,7 +65,9 @@ def propose(mem: Memory, place: Place, action: str, *args: Any, via: str, **kwar
         writes.append(mem, scope, *args, committer=capture)
     elif action == "edit":
         permalink, find, replace_with = args
-        writes.edit(mem, scope, permalink, find, replace_with, int(kwargs.get("expected", 1)), committer=capture)
+        writes.edit(
+            mem, scope, permalink, find, replace_with, int(kwargs.get("expected", 1)), committer=capture
+        )
     elif action == "delete":
         (permalink,) = args
         reason = kwargs.get("reason")
@@ -78,10 +80,7 @@ def propose(mem: Memory, place: Place, action: str, *args: Any, via: str, **kwar
     else:
         capture = _imported(mem, place, *args)
     old = capture.old
-    if action == "delete":
-        kind = "remove"
-    else:
-        kind = "add" if old is None else "replace"
+    kind = "remove" if action == "delete" else "add" if old is None else "replace"
     if old is not None and action != "delete" and old.text == capture.text:
         raise proposals.Unchanged(f"{capture.rel} already holds exactly that text; nothing to propose")
     note = old if old is not None else load_note(capture.rel, capture.text.encode("utf-8"), tz=mem.tz)

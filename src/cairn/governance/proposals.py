@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import CairnError, Conflict, DamagedNote, InvalidInput, NotFound
-from ..vault import atomic_write, load_config, now_iso, scope_folder
+from ..vault import atomic_write, load_config, scope_folder
 from .files import Place, create_exclusive, read_bytes
 
 FOLDER = "proposals"
@@ -120,7 +120,7 @@ def write_mode(place_or_vault: Any) -> str:
     vault = getattr(place_or_vault, "vault", place_or_vault)
     value = load_config(vault).extra.get("write_mode", "direct")
     if value not in MODES:
-        raise InvalidInput(f"{vault / 'cairn.toml'}: write_mode must be \"direct\" or \"propose\", not {value!r}")
+        raise InvalidInput(f'{vault / "cairn.toml"}: write_mode must be "direct" or "propose", not {value!r}')
     return str(value)
 
 
@@ -375,7 +375,9 @@ def _log(place: Place, proposal: Proposal) -> None:
     if proposal.outcome and proposal.outcome.get("reason"):
         lines.append(f"- reason: {proposal.outcome['reason']}")
     for result in (proposal.outcome or {}).get("results", ()):
-        lines.append(f"- #{result.get('index')} {result.get('kind')}: {result.get('status')} {result.get('reason') or ''}")
+        lines.append(
+            f"- #{result.get('index')} {result.get('kind')}: {result.get('status')} {result.get('reason') or ''}"
+        )
     append_log(place, header, "\n".join(line.rstrip() for line in lines))
 
 
@@ -404,4 +406,6 @@ def unified(before: str, after: str, rel: str) -> str:
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), old_name, new_name
     )
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
