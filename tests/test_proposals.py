@@ -84,7 +84,12 @@ def test_each_kind_via_the_cli_as_agent_then_approved(memory: Memory, vault: Pat
     _cli("proposals", "approve", removed["proposal"])
     assert not path.exists() and list((vault / "user" / ".trash").glob("*.md"))
     decisions = [(h["decision"], h["proposal_kind"]) for h in _log_heads(vault)]
-    assert decisions == [("approved", "add"), ("approved", "replace"), ("approved", "replace"), ("approved", "remove")]
+    assert decisions == [
+        ("approved", "add"),
+        ("approved", "replace"),
+        ("approved", "replace"),
+        ("approved", "remove"),
+    ]
 
 
 def test_approved_after_a_hand_edit_is_conflicted_and_writes_nothing(memory: Memory, vault: Path) -> None:
@@ -202,7 +207,9 @@ def test_an_agent_cannot_decide_from_the_cli(memory: Memory, vault: Path) -> Non
     assert memory.proposal(pending["proposal"])["status"] == "pending"
 
 
-def test_import_in_propose_mode_makes_one_proposal_per_note(memory: Memory, vault: Path, tmp_path: Path) -> None:
+def test_import_in_propose_mode_makes_one_proposal_per_note(
+    memory: Memory, vault: Path, tmp_path: Path
+) -> None:
     source = tmp_path / "obsidian"
     source.mkdir()
     (source / "Alpha.md").write_text("# Alpha\n\n- [fact] first\n", encoding="utf-8")
@@ -227,7 +234,9 @@ APPROVER = textwrap.dedent(
 )
 
 
-def test_two_processes_approving_at_once_commit_once(memory: Memory, vault: Path, isolated_home: Path) -> None:
+def test_two_processes_approving_at_once_commit_once(
+    memory: Memory, vault: Path, isolated_home: Path
+) -> None:
     memory.write("Tea", observations=["[fact] base"])
     _propose_mode(vault)
     pending = memory.propose("append", "Tea", "[fact] added once")

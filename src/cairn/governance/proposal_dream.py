@@ -69,6 +69,7 @@ def propose(place: Place, raw_decisions: Any, summary: str, *, via: str) -> dict
     return proposals.answer(proposal) | {
         "results": results,
         "proposed": proposed,
+        "applied": 0,  # nothing until a person approves
         "failed": len(results) - proposed,
     }
 
