@@ -16,6 +16,7 @@
     +-- InboxFull              observations_max open observations: a dream must handle some first
     +-- DreamOff               the scope's dream is switched off (dream.json)
     +-- DreamRunError          the dream model could not be reached or answered nonsense
+    +-- ApprovalRefused        an agent-facing face asked to decide a proposal: only a person does
 
 Faces catch ``CairnError`` only, print ``message`` and exit with ``exit_code``.
 Library errors are translated at the edge with ``raise CairnError(...) from exc``.
@@ -103,3 +104,8 @@ class DreamOff(CairnError):
 class DreamRunError(CairnError):
     code = "dream_failed"
     exit_code = 18
+
+
+class ApprovalRefused(CairnError):
+    code = "approval_refused"
+    exit_code = 19

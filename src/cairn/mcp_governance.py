@@ -80,8 +80,9 @@ def register(server: MCPServer, memory: Memory) -> None:
         scope: ScopeArg = None,
     ) -> Annotated[CallToolResult, dict[str, Any]]:
         """Dream step 2: apply decisions, each on its own; a target changed since the load fails
-        with rev-conflict. Refused while the dream is off."""
-        return _result(_call(memory.dream_apply, decisions, summary, scope=scope, trigger="mcp"))
+        with rev-conflict. Refused while the dream is off. In approval mode they become one
+        proposal that a person approves."""
+        return _result(_call(memory.dream_apply, decisions, summary, scope=scope, trigger="mcp", agent=True))
 
     @server.resource(
         "memory://projection",

@@ -285,6 +285,18 @@ def _slice_utf8(text: str, offset: int, size: int = READ_CHUNK_BYTES) -> tuple[s
     return data[offset:end].decode("utf-8"), end, total
 
 
+def _agent_write(memory: Memory, action: str) -> Any:
+    """The call for ``action``: the write itself, or in approval mode (``write_mode = "propose"``)
+    a proposal a person approves; every MCP client is an agent, and no tool can approve."""
+    if memory.write_mode != "propose":
+        return getattr(memory, action)
+    return lambda *args, **kwargs: memory.propose(action, *args, via="mcp", **kwargs)
+
+
+def _proposed(answer: dict[str, Any]) -> ToolResult:
+    return result(answer)  # its "message" tells the model that a person must approve it
+
+
 # -- the server -------------------------------------------------------------------------------
 
 
@@ -458,7 +470,7 @@ def build_server(memory: Memory) -> MCPServer:
             fields["knowledge"] = knowledge.model_dump(exclude_none=True, exclude_defaults=True)
         with tool_errors(memory.vault):
             _refuse_controls(title=title, type=type, folder=folder, tags=tags, supersedes=supersedes)
-            note = memory.write(
+            note = _agent_write(memory, "write")(
                 title,
                 body=body,
                 type=type,
@@ -470,6 +482,8 @@ def build_server(memory: Memory) -> MCPServer:
                 sensitivity="sensitive" if sensitive else None,
                 scope=scope,
             )
+        if isinstance(note, dict):
+            return _proposed(note)
         return result(
             brief(note) | {"observations": len(note.observations), "relations": len(note.relations)}
         )
@@ -505,7 +519,9 @@ def build_server(memory: Memory) -> MCPServer:
                 raise InvalidInput('give category and text, or a whole line "[category] text #tag"')
             else:
                 entry = format_observation(category, text, tags, context)
-            note = memory.append(permalink, entry, scope=scope)
+            note = _agent_write(memory, "append")(permalink, entry, scope=scope)
+        if isinstance(note, dict):
+            return _proposed(note)
         stored = _stored_line(note.text, _normalized(entry))
         return result(brief(note) | {"appended": stored})
 
@@ -520,7 +536,11 @@ def build_server(memory: Memory) -> MCPServer:
         """Replace literal text in a note, e.g. to correct an outdated fact. Changes nothing and
         fails unless `find` occurs exactly `expected_replacements` times."""
         with tool_errors(memory.vault):
-            note = memory.edit(permalink, find, replace, expected=expected_replacements, scope=scope)
+            note = _agent_write(memory, "edit")(
+                permalink, find, replace, expected=expected_replacements, scope=scope
+            )
+        if isinstance(note, dict):
+            return _proposed(note)
         return result(brief(note) | {"replacements": expected_replacements})
 
     @tool(server, DESTRUCTIVE)
@@ -531,7 +551,9 @@ def build_server(memory: Memory) -> MCPServer:
     ) -> ToolResult:
         """Move a note to the trash (restorable). Only when the user asks to forget it."""
         with tool_errors(memory.vault):
-            note = memory.delete(permalink, reason=reason, scope=scope)
+            note = _agent_write(memory, "delete")(permalink, reason=reason, scope=scope)
+        if isinstance(note, dict):
+            return _proposed(note)
         data = {"deleted": note.permalink, "title": note.title, "path": note.path}
         return result(data, f"Deleted 「{note.title}」 ({note.permalink}); restorable from the trash.")
 

@@ -18,6 +18,7 @@ from .errors import (
 from .freshness import Freshness, watching_wanted
 from .freshness import trusted_mtime as _trusted_mtime  # noqa: F401 - where tests have found it
 from .governance.memory_methods import GovernanceMethods
+from .governance.proposal_methods import ProposalMethods
 from .index import DAMAGED as DAMAGED_INDEX
 from .index import Index, Row
 from .memory_reads import ReadMethods
@@ -45,11 +46,11 @@ from .vault import (
 
 Progress = Callable[[int, int], None]  # (done, total)
 
-class Memory(ReadMethods, WriteMethods, UpkeepMethods, GovernanceMethods, PortableMethods):
+class Memory(ReadMethods, WriteMethods, UpkeepMethods, GovernanceMethods, ProposalMethods, PortableMethods):
     """A vault of Markdown notes and its rebuildable SQLite index.
 
     The calls are grouped by concept in the classes it is made of (reads, writes, upkeep,
-    governance, portable), each a thin layer over the module that holds that concept's logic;
+    governance, proposals, portable), each a thin layer over the module that holds that concept's logic;
     this class holds what they share: opening, the locks, scopes and the catch-up with the files.
 
     Open with ``Memory.open(path)``; use as a context manager or call ``close()``.

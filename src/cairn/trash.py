@@ -69,41 +69,46 @@ def free_path(vault: Path, rel: str) -> str:
 
 def delete(mem: Memory, scope: str, permalink: str, reason: str | None) -> Note:
     """``Memory.delete``, once the scope is checked. Returns the note as it now lies in the trash."""
+    with mem._writing():
+        return delete_held(mem, scope, permalink, reason)
+
+
+def delete_held(mem: Memory, scope: str, permalink: str, reason: str | None) -> Note:
+    """``delete`` for a caller that holds the write lock (an approved proposal)."""
     from . import markdown
 
-    with mem._writing():
-        rel = mem._note_for_update(permalink, scope).path
-        scope_dir, _, rest = rel.partition("/")
-        for _ in range(fileio.MAX_MERGES):
-            base = fileio.read_base(mem.vault, rel)
-            if base is None:
-                raise NotFound(f"{rel} no longer exists")
-            try:
-                note = load_note(rel, base.data, mtime_ns=base.mtime_ns, tz=mem.tz)
-                if reason:  # it is written into the note, which the trash keeps in the vault
-                    check_secrets(reason, sensitive=note.sensitive, where="reason")
-                target = free_path(mem.vault, f"{scope_dir}/.trash/{rest}")
-                fileio.check_inside(mem.vault, target)
-                updates: dict[str, Any] = {"deleted": now_iso(mem.tz)}
-                if reason:
-                    updates["deleted_reason"] = reason.strip()
-                if not str(note.frontmatter.get("permalink") or "").strip():
-                    updates["permalink"] = note.permalink  # restore finds it by this, wherever it lies
-                data = markdown.set_fields(note.text, updates).encode("utf-8")
-                atomic_write(mem.vault / target, data)
-                if not fileio.unchanged(mem.vault, base):
-                    fileio.unlink(mem.vault, target)
-                    continue
-                fileio.unlink(mem.vault, rel)
-                late = base.late_bytes()
-            finally:
-                base.close()
-            if late:  # appended by another program while the file was being removed: kept
-                data = markdown.set_fields((base.data + late).decode("utf-8", "replace"), updates).encode()
-                atomic_write(mem.vault / target, data)
-            mem._fresh.index_written(lambda: mem._index.remove(rel), rel, None, None)
-            return replace(load_note(rel, data, tz=mem.tz), path=target)
-        raise Conflict(f"{rel} kept changing while Cairn was deleting it; try again")
+    rel = mem._note_for_update(permalink, scope).path
+    scope_dir, _, rest = rel.partition("/")
+    for _ in range(fileio.MAX_MERGES):
+        base = fileio.read_base(mem.vault, rel)
+        if base is None:
+            raise NotFound(f"{rel} no longer exists")
+        try:
+            note = load_note(rel, base.data, mtime_ns=base.mtime_ns, tz=mem.tz)
+            if reason:  # it is written into the note, which the trash keeps in the vault
+                check_secrets(reason, sensitive=note.sensitive, where="reason")
+            target = free_path(mem.vault, f"{scope_dir}/.trash/{rest}")
+            fileio.check_inside(mem.vault, target)
+            updates: dict[str, Any] = {"deleted": now_iso(mem.tz)}
+            if reason:
+                updates["deleted_reason"] = reason.strip()
+            if not str(note.frontmatter.get("permalink") or "").strip():
+                updates["permalink"] = note.permalink  # restore finds it by this, wherever it lies
+            data = markdown.set_fields(note.text, updates).encode("utf-8")
+            atomic_write(mem.vault / target, data)
+            if not fileio.unchanged(mem.vault, base):
+                fileio.unlink(mem.vault, target)
+                continue
+            fileio.unlink(mem.vault, rel)
+            late = base.late_bytes()
+        finally:
+            base.close()
+        if late:  # appended by another program while the file was being removed: kept
+            data = markdown.set_fields((base.data + late).decode("utf-8", "replace"), updates).encode()
+            atomic_write(mem.vault / target, data)
+        mem._fresh.index_written(lambda: mem._index.remove(rel), rel, None, None)
+        return replace(load_note(rel, data, tz=mem.tz), path=target)
+    raise Conflict(f"{rel} kept changing while Cairn was deleting it; try again")
 
 
 def restore(mem: Memory, scope: str, permalink: str) -> Note:

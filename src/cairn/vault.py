@@ -310,12 +310,18 @@ _UNLISTABLE = {errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.ELO
 # Written by the dream at the top of a scope folder (DESIGN section 2): generated, never notes, so
 # that index.md's links to every entity do not lift them in search.
 GENERATED_FILES = ("index.md", "log.md")
+# Proposals of approval mode (issue 35) wait in ``<scope>/proposals/`` for a person: changes not
+# made yet, so never notes (search must not find a change nobody approved).
+GENERATED_FOLDERS = ("proposals",)
 
 
 def generated_file(rel: str) -> bool:
-    """True for ``<scope>/index.md`` and ``<scope>/log.md``, which the scan passes over."""
+    """True for ``<scope>/index.md``, ``<scope>/log.md`` and files under ``<scope>/proposals/``,
+    which the scan passes over."""
     folder, _, name = rel.partition("/")
-    return name in GENERATED_FILES and folder_scope(folder) is not None
+    if folder_scope(folder) is None:
+        return False
+    return name in GENERATED_FILES or ("/" in name and name.split("/", 1)[0] in GENERATED_FOLDERS)
 
 
 def scan_notes(vault: Path) -> dict[str, tuple[int, int]]:
@@ -352,6 +358,8 @@ def scan_notes(vault: Path) -> dict[str, tuple[int, int]]:
                             continue
                         found[prefix + name] = (st.st_size, st.st_mtime_ns)
                     elif entry.is_dir(follow_symlinks=False):
+                        if name in GENERATED_FOLDERS and prefix.count("/") == 1:
+                            continue
                         stack.append((os.path.join(directory, name), prefix + name + "/"))
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 # Given the note on disk (None: no file there), the text to write; raises to write nothing.
 Change = Callable[[Note | None], str]
+# What carries a change out: ``commit`` writes it; approval mode's capture only records it.
+Committer = Callable[["Memory", str, Change], Note]
 
 
 def write(
@@ -49,8 +51,10 @@ def write(
     fields: Mapping[str, Any] | None,
     sensitivity: str | None,
     overwrite: bool,
+    committer: Committer | None = None,
 ) -> Note:
-    """``Memory.write``, once the scope is checked."""
+    """``Memory.write``, once the scope is checked; ``committer`` (default ``commit``) carries
+    the change out."""
     from . import markdown
 
     title = clean_title(title)
@@ -120,10 +124,10 @@ def write(
                 )
             return markdown.new_note(front, title, body, obs_lines, rel_lines)
 
-        return commit(mem, rel, change)
+        return (committer or commit)(mem, rel, change)
 
 
-def append(mem: Memory, scope: str, permalink: str, line: str) -> Note:
+def append(mem: Memory, scope: str, permalink: str, line: str, committer: Committer | None = None) -> Note:
     """``Memory.append``, once the scope is checked."""
     from . import markdown
 
@@ -147,10 +151,18 @@ def append(mem: Memory, scope: str, permalink: str, line: str) -> Note:
             check_secrets(entry, sensitive=note.sensitive, where=section[:-1].lower())
             return stamp(mem, note, markdown.append_to_section(note.text, section, entry))
 
-        return commit(mem, rel, change)
+        return (committer or commit)(mem, rel, change)
 
 
-def edit(mem: Memory, scope: str, permalink: str, find: str, replace: str, expected: int) -> Note:
+def edit(
+    mem: Memory,
+    scope: str,
+    permalink: str,
+    find: str,
+    replace: str,
+    expected: int,
+    committer: Committer | None = None,
+) -> Note:
     """``Memory.edit``, once the scope is checked."""
     if not find:
         raise InvalidInput("find text is empty: give the exact text to replace")
@@ -189,7 +201,7 @@ def edit(mem: Memory, scope: str, permalink: str, find: str, replace: str, expec
                     f"that edit would break the note's front matter ({exc.message}); nothing changed"
                 ) from exc
 
-        return commit(mem, rel, change)
+        return (committer or commit)(mem, rel, change)
 
 
 def replace_text(mem: Memory, scope: str, permalink: str, text: str, if_version: str) -> Note:

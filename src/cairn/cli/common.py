@@ -111,6 +111,7 @@ class Settings:
     home: Path | None
     scope: str | None
     json: bool
+    as_agent: bool = False
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (UTF-8) on stdout.")]
@@ -156,6 +157,14 @@ def main(
         ),
     ] = None,
     json_out: JsonOpt = False,
+    as_agent: Annotated[
+        bool,
+        typer.Option(
+            "--as-agent",
+            help='Act for an agent: with write_mode = "propose" in cairn.toml, writes become proposals '
+            "a person approves (cairn proposals); never approves.",
+        ),
+    ] = False,
     version: Annotated[
         bool,
         typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
@@ -166,7 +175,7 @@ def main(
     Notes are plain Markdown files in the vault; the index can always be rebuilt from them
     (cairn reindex). Nothing is ever sent over the network.
     """
-    ctx.obj = Settings(vault=vault, home=home, scope=scope, json=json_out)
+    ctx.obj = Settings(vault=vault, home=home, scope=scope, json=json_out, as_agent=as_agent)
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -213,6 +222,27 @@ def _fail_os(exc: OSError, as_json: bool, vault: Path | None = None) -> NoReturn
     raise typer.Exit(1)
 
 
+class Proposed(Exception):
+    """An agent's write became a proposal (``cairn --as-agent`` in approval mode, see
+    ``proposals.AgentMemory``): ``_memory`` prints the answer and exits 0."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        super().__init__(answer.get("proposal"))
+        self.answer = answer
+
+
+def _emit_proposed(done: Proposed, as_json: bool) -> NoReturn:
+    if as_json:
+        _emit_json(done.answer)
+    else:
+        pid = done.answer["proposal"]
+        _emit(
+            f"proposal {pid}: {done.answer['kind']} {done.answer['target']} is waiting for a person "
+            f"(until {done.answer['expires']}); nothing is written until `cairn proposals approve {pid}`"
+        )
+    raise typer.Exit(0)
+
+
 def _is_terminal() -> bool:
     isatty = getattr(sys.stdout, "isatty", None)
     return bool(isatty and isatty())
@@ -256,9 +286,16 @@ def _memory(
                     mem.reindex(progress=bar)
                 finally:
                     bar.close()
-            yield mem
+            if settings.as_agent:
+                from .proposals import AgentMemory
+
+                yield AgentMemory(mem)  # type: ignore[misc]
+            else:
+                yield mem
         finally:
             mem.close()
+    except Proposed as done:
+        _emit_proposed(done, as_json)
     except CairnError as err:
         _fail(err, as_json)
     except OSError as exc:

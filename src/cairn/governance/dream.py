@@ -292,8 +292,25 @@ def _entity_changes(place: Place, entity: Entity, written: Written | None) -> tu
 # -- apply --------------------------------------------------------------------------------------
 
 
-def apply(place: Place, raw_decisions: Any, summary: str, *, trigger: str = "api") -> dict[str, Any]:
+def checked_batch(raw_decisions: Any, summary: str) -> str:
+    """The summary, trimmed, once the batch's shape is checked (see ``apply``'s Raises)."""
+    if not isinstance(raw_decisions, list):
+        raise InvalidInput("decisions must be a list of objects, each with a 'kind'")
+    if len(raw_decisions) > decisions.MAX_DECISIONS:
+        raise InvalidInput(f"at most {decisions.MAX_DECISIONS} decisions per apply; split the dream")
+    summary = (summary or "").strip()
+    if len(summary) > MAX_SUMMARY_CHARS:
+        raise InvalidInput(f"the summary holds at most {MAX_SUMMARY_CHARS} characters")
+    guard.check_text(summary, where="summary")
+    return summary
+
+
+def apply(
+    place: Place, raw_decisions: Any, summary: str, *, trigger: str = "api", check_on: bool = True
+) -> dict[str, Any]:
     """Apply ``raw_decisions`` (a list of JSON objects) one by one; the caller holds ``place.writing()``.
+
+    ``check_on=False`` applies while the dream is off: a person approving a dream's proposal.
 
     Returns:
         ``{"results": [{"index", "kind", "status", "reason", "target"}], "applied", "failed", "log"}``;
@@ -303,15 +320,9 @@ def apply(place: Place, raw_decisions: Any, summary: str, *, trigger: str = "api
         InvalidInput: decisions is not a list, or too long; a summary too long.
         SecretRefused: the summary holds a credential.
     """
-    dream_config.require_on(place)
-    if not isinstance(raw_decisions, list):
-        raise InvalidInput("decisions must be a list of objects, each with a 'kind'")
-    if len(raw_decisions) > decisions.MAX_DECISIONS:
-        raise InvalidInput(f"at most {decisions.MAX_DECISIONS} decisions per apply; split the dream")
-    summary = (summary or "").strip()
-    if len(summary) > MAX_SUMMARY_CHARS:
-        raise InvalidInput(f"the summary holds at most {MAX_SUMMARY_CHARS} characters")
-    guard.check_text(summary, where="summary")
+    if check_on:
+        dream_config.require_on(place)
+    summary = checked_batch(raw_decisions, summary)
     results: list[dict[str, Any]] = []
     written: Written = {}
     for index, raw in enumerate(raw_decisions):

@@ -215,8 +215,9 @@ def memory_tools(place: Place, trigger: str) -> ToolCall:
                 decisions = json.loads(decisions)
             except ValueError as exc:
                 raise InvalidInput("decisions is not valid JSON") from exc
+        # agent=True: the model decides, so in approval mode its decisions wait for a person
         return memory.dream_apply(
-            decisions, str(args.get("summary") or ""), scope=place.scope, trigger=trigger
+            decisions, str(args.get("summary") or ""), scope=place.scope, trigger=trigger, agent=True
         )
 
     return call

@@ -64,13 +64,24 @@ class GovernanceMethods:
         return dream.load(self._governance_place(scope))
 
     def dream_apply(
-        self, decisions: Any, summary: str = "", *, scope: str | None = None, trigger: str = "api"
+        self,
+        decisions: Any,
+        summary: str = "",
+        *,
+        scope: str | None = None,
+        trigger: str = "api",
+        agent: bool = False,
     ) -> dict[str, Any]:
         """Apply a dream's decisions, each on its own and checked against its rev; one entry in
-        log.md, index.md rebuilt. Raises DreamOff while the dream is off."""
+        log.md, index.md rebuilt. Raises DreamOff while the dream is off. From an ``agent`` (a
+        model) in approval mode the decisions become one proposal instead (``proposals``)."""
         from . import dream
 
         place = self._governance_place(scope)
+        if agent and self.write_mode == "propose":
+            from . import proposal_dream
+
+            return proposal_dream.propose(place, decisions, summary, via=trigger)
         with self._writing():
             return dream.apply(place, decisions, summary, trigger=trigger)
 

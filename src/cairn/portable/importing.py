@@ -138,9 +138,9 @@ def propose_import(
 ) -> ImportReport:
     """HOOK for ``write_mode = "propose"``: one proposal per note instead of a write.
 
-    Left for the governance branch: with a ``Memory.propose_note(scope, path, text)`` it makes
-    one proposal per note and lists them; until then it refuses, so that nothing is written
-    behind an approval mode's back.
+    ``Memory.propose_note(scope, path, text)`` makes one proposal per note (a person approves
+    each, ``cairn proposals``); a Memory without it refuses, so that nothing is written behind
+    an approval mode's back. A note already there with the same text is ``same``.
     """
     propose = getattr(memory, "propose_note", None)
     if propose is None:
@@ -148,9 +148,15 @@ def propose_import(
             "this vault is in write_mode 'propose', and this Cairn cannot yet propose an import; "
             "nothing was imported"
         )
+    from ..governance.proposals import Unchanged
+
     for item, origin in zip(checked, origins, strict=True):
-        proposal = propose(item.scope, item.path, item.text)
-        report.notes.append(
-            {"source": origin, "path": item.note.path, "status": "proposed", "proposal": str(proposal)}
-        )
+        entry = {"source": origin, "path": item.note.path, "scope": item.scope, "title": item.note.title}
+        try:
+            proposal = propose(item.scope, item.path, item.text)
+        except Unchanged:
+            report.notes.append(entry | {"status": "same"})
+            continue
+        proposed = proposal["proposal"] if isinstance(proposal, dict) else str(proposal)
+        report.notes.append(entry | {"status": "proposed", "proposal": proposed})
     return report
