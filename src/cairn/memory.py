@@ -63,6 +63,8 @@ from .vault import (
 
 if TYPE_CHECKING:
     from . import snapshot
+    from .sync import RemoteLink
+    from .sync.syncer import SyncReport
 
 # ``markdown`` (and PyYAML with it) is imported inside the methods that write: reads never need
 # it, and a one-shot ``cairn search`` starts about 30 ms sooner without it.
@@ -132,6 +134,7 @@ def _mends_index(method: Callable[Concatenate[Memory, _P], _T]) -> Callable[Conc
 
     @functools.wraps(method)
     def mended(self: Memory, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        self._remote_if_due()  # cairn.sync: a remote not synced for sync_interval is synced first
         with _busy_is_an_error():
             try:
                 return method(self, *args, **kwargs)
@@ -219,6 +222,7 @@ class Memory:
         home_path = (
             Path(home or os.environ.get("CAIRN_HOME") or Path.home() / ".cairn").expanduser().resolve()
         )
+        vault, remote_url = cls._mirror_of(vault or os.environ.get("CAIRN_VAULT"), home_path)  # cairn.sync
         vault_path = (
             Path(vault or os.environ.get("CAIRN_VAULT") or home_path / "vault").expanduser().resolve()
         )
@@ -246,7 +250,7 @@ class Memory:
             home_path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InvalidInput(f"cannot create the vault at {vault_path}: {exc.strerror}") from exc
-        return cls(
+        mem = cls(
             vault_path,
             home_path,
             scope=scope,
@@ -255,8 +259,11 @@ class Memory:
             config=config,
             watch=watch,
         )
+        mem._attach_remote(remote_url, config)  # cairn.sync: a vault with a remote syncs on open
+        return mem
 
     def close(self) -> None:
+        self._detach_remote()  # cairn.sync
         with self._lock:
             if self._watcher is not None:
                 self._watcher.close()
@@ -1153,6 +1160,7 @@ class Memory:
                 try:
                     self._sync()
                     yield
+                    self._remote_after_write()  # cairn.sync: read-your-writes on the remote
                 finally:
                     if fcntl is not None:
                         fcntl.flock(handle, fcntl.LOCK_UN)
@@ -1475,6 +1483,98 @@ class Memory:
         nodes.append(ContextNode(_summary(row), level, via, source.permalink))
         return [row]
 
+    # -- remote sync (cairn.sync; everything sync needs from Memory is in this block) ------------
+
+    _remote: RemoteLink | None = None
+    _remote_busy = False  # a sync is running in the thread holding the lock: do not start another
+
+    @staticmethod
+    def _mirror_of(vault: str | Path | None, home: Path) -> tuple[str | Path | None, str | None]:
+        """``(vault, None)``, or for a remote URL ``(its mirror folder, the URL)``."""
+        from .sync import remotes
+
+        url = remotes.as_url(vault)
+        if url is None:
+            return vault, None
+        return remotes.mirror_folder(home, url), url
+
+    def _attach_remote(self, url: str | None, config: VaultConfig) -> None:
+        from .sync import RemoteLink
+        from .sync.link import sync_on_open
+
+        try:
+            interval = config.sync_interval
+            self._remote = RemoteLink.attach(self.vault, self.home, origin=self.origin, url=url, interval=interval)
+            if self._remote is not None and sync_on_open.get():
+                with self._remote_locked():
+                    self._remote.sync_quietly("on open")
+        except BaseException:
+            self.close()
+            raise
+
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Pull what changed on the remote, push what changed here (merging where both did).
+
+        Raises:
+            InvalidInput: the vault has no remote (``cairn remote set URL``).
+            AuthFailed: the remote refused the credential (the message says how to renew it).
+            Unreachable: the remote could not be reached; local changes stay in the outbox.
+        """
+        if self._remote is None:
+            raise InvalidInput("this vault has no remote: attach one with cairn remote set URL")
+        with self._remote_locked():
+            report = self._remote.sync(progress)
+        return report
+
+    def sync_status(self) -> dict[str, Any] | None:
+        """The remote (password masked), the last sync, the outbox size and the conflict copies;
+        None when the vault has no remote."""
+        return None if self._remote is None else self._remote.status()
+
+    def start_background_sync(self) -> None:
+        """Sync every ``sync_interval`` on a thread until ``close`` (a running server)."""
+        if self._remote is not None:
+            self._remote.start_timer(self._remote_if_due)
+
+    @contextlib.contextmanager
+    def _remote_locked(self) -> Iterator[None]:
+        """The writer lock (as ``_writing`` takes it) around a sync, and the index caught up after."""
+        with self._lock:
+            self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self._lock_path, "a+b") as handle:
+                if fcntl is not None:
+                    fcntl.flock(handle, fcntl.LOCK_EX)
+                self._remote_busy = True
+                try:
+                    yield
+                finally:
+                    self._remote_busy = False
+                    if fcntl is not None:
+                        fcntl.flock(handle, fcntl.LOCK_UN)
+            with contextlib.suppress(DAMAGED_INDEX, BUSY_INDEX):
+                self._sync()
+
+    def _remote_after_write(self) -> None:
+        """Called by ``_writing`` with the lock held, after a write succeeded."""
+        if self._remote is None or self._remote_busy:
+            return
+        self._remote_busy = True
+        try:
+            self._remote.sync_quietly("after this write")
+        finally:
+            self._remote_busy = False
+
+    def _remote_if_due(self) -> None:
+        remote = self._remote
+        if remote is None or self._remote_busy or not remote.due():
+            return
+        with self._remote_locked():
+            if remote.due():  # another thread may have synced while this one waited
+                remote.sync_quietly("before this call")
+
+    def _detach_remote(self) -> None:
+        if self._remote is not None:
+            self._remote.close()
 
 # -- helpers ---------------------------------------------------------------------------------------
 
