@@ -1086,9 +1086,15 @@ def serve(
     with _memory(ctx, as_json, allow_scopes=allowed, watch=True) as mem:
         from . import mcp_server
 
+        mem.start_background_sync()  # cairn.sync: a vault with a remote syncs every sync_interval
         if not http:
             # stdout is the protocol channel: say nothing there.
             mcp_server.serve_stdio(mem)
             return
         token = mcp_server.load_or_create_token(mem.home)
         mcp_server.serve_http(mem, token=token, **address)  # serve_http's defaults for the rest
+
+
+from .cli_sync import register  # noqa: E402  (sync commands; the lead moves this at merge)
+
+register(app)

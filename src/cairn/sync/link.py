@@ -89,12 +89,12 @@ class RemoteLink:
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """One run; StoreError (AuthFailed, Unreachable) is raised with the renewal hint where due."""
         from ..stores import AuthFailed
+        from .syncer import queue_local_changes
 
         self._last_try = time.monotonic()
-        syncer = self.syncer()
-        syncer.queue_local_changes()
+        queue_local_changes(self.vault, self.state)  # first: durable even if the remote is down
         try:
-            report = syncer.run(progress)
+            report = self.syncer().run(progress)
         except AuthFailed as exc:
             self.last_error = (
                 f"the remote refused the credential: renew it with {renew_hint(self.remote.url)}"

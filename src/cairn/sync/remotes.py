@@ -12,7 +12,6 @@ kept under ``<home>/mirrors/<id>/`` and attached to that remote.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -101,15 +100,14 @@ def load(home: Path, vault: Path) -> Remote | None:
     """The vault's remote: the saved one with the environment over it; None when there is none."""
     saved: dict[str, str | None] = {}
     path = config_path(home, vault)
-    with contextlib.suppress(FileNotFoundError):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, OSError) as exc:
-            raise InvalidInput(
-                f"{path} is not a readable remote record; run cairn remote set URL again"
-            ) from exc
-        if isinstance(data, dict):
-            saved = {k: v for k, v in data.items() if isinstance(v, str)}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        data = {}
+    except (ValueError, OSError) as exc:
+        raise InvalidInput(f"{path} is not a readable remote record; run cairn remote set URL again") from exc
+    if isinstance(data, dict):
+        saved = {k: v for k, v in data.items() if isinstance(v, str)}
     url = os.environ.get("CAIRN_REMOTE") or saved.get("url")
     if not url:
         return None

@@ -115,22 +115,6 @@ class Syncer:
         self.origin = origin
         self.remote_url = remote_url
 
-    # -- the outbox ----------------------------------------------------------------------------
-
-    def local_changes(self) -> list[str]:
-        """Paths whose local file differs from the last synced copy (written, edited, deleted)."""
-        local = scan_local(self.vault)
-        changed = [p for p in sorted(local) if self._local_changed(p, local[p])]
-        changed += sorted(p for p in self.state.files if p not in local and syncable(p))
-        return changed
-
-    def queue_local_changes(self) -> int:
-        """Put every local change in the outbox (durably) before trying the remote."""
-        for path in self.local_changes():
-            data = self._read_local(path)[0]
-            self.state.outbox.put(path, None if data is None else digest(data))
-        return len(self.state.outbox)
-
     # -- one run -------------------------------------------------------------------------------
 
     def run(self, progress: Progress | None = None) -> SyncReport:
@@ -327,37 +311,10 @@ class Syncer:
     # -- local files ---------------------------------------------------------------------------
 
     def _local_changed(self, path: str, stamp: tuple[int, int]) -> bool:
-        known = self.state.files.get(path)
-        if known is None:
-            return True
-        if known.stat_matches(*stamp):
-            return False
-        data, now_stat = self._read_local(path)
-        if data is None:
-            return True
-        if digest(data) != known.digest:
-            return True
-        if now_stat is not None:  # same bytes, new mtime (touched): skip the hash next time
-            known.size, known.mtime_ns, known.at = now_stat[0], now_stat[1], time.time()
-        return False
+        return local_changed(self.vault, self.state, path, stamp)
 
     def _read_local(self, path: str) -> tuple[bytes | None, tuple[int, int] | None]:
-        """The local file's bytes and the (size, mtime) they were read at (None if it moved while
-        read); (None, None) when there is no regular file there."""
-        try:
-            fd = os.open(self.vault / path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            return None, None
-        except OSError:
-            return None, None
-        with open(fd, "rb") as handle:
-            before = os.fstat(handle.fileno())
-            if not stat.S_ISREG(before.st_mode):
-                return None, None
-            data = handle.read()
-            after = os.fstat(handle.fileno())
-        steady = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
-        return data, (after.st_size, after.st_mtime_ns) if steady else None
+        return read_local(self.vault, path)
 
     def _replace_local(self, path: str, expected: str | None, data: bytes | None) -> bool:
         """Put ``data`` at ``path`` (None: remove it), if the file still holds the bytes with
@@ -408,3 +365,52 @@ def _origin_of(data: bytes) -> str | None:
         return None
     safe = re.sub(r"[^\w.-]+", "-", match.group(1).strip()).strip("-.")
     return safe[:40] or None
+
+
+def local_changes(vault: Path, state: SyncState) -> list[str]:
+    """Paths whose local file differs from the last synced copy (written, edited, deleted)."""
+    local = scan_local(vault)
+    changed = [p for p in sorted(local) if local_changed(vault, state, p, local[p])]
+    changed += sorted(p for p in state.files if p not in local and syncable(p))
+    return changed
+
+
+def queue_local_changes(vault: Path, state: SyncState) -> int:
+    """Put every local change in the outbox (durably) before the remote is tried; the count."""
+    for path in local_changes(vault, state):
+        data = read_local(vault, path)[0]
+        state.outbox.put(path, None if data is None else digest(data))
+    return len(state.outbox)
+
+
+def local_changed(vault: Path, state: SyncState, path: str, stamp: tuple[int, int]) -> bool:
+    known = state.files.get(path)
+    if known is None:
+        return True
+    if known.stat_matches(*stamp):
+        return False
+    data, now_stat = read_local(vault, path)
+    if data is None:
+        return True
+    if digest(data) != known.digest:
+        return True
+    if now_stat is not None:  # same bytes, new mtime (touched): skip the hash next time
+        known.size, known.mtime_ns, known.at = now_stat[0], now_stat[1], time.time()
+    return False
+
+
+def read_local(vault: Path, path: str) -> tuple[bytes | None, tuple[int, int] | None]:
+    """The local file's bytes and the (size, mtime) they were read at (None if it changed while
+    read); (None, None) when there is no regular file there."""
+    try:
+        fd = os.open(vault / path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None, None
+    with open(fd, "rb") as handle:
+        before = os.fstat(handle.fileno())
+        if not stat.S_ISREG(before.st_mode):
+            return None, None
+        data = handle.read()
+        after = os.fstat(handle.fileno())
+    steady = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
+    return data, (after.st_size, after.st_mtime_ns) if steady else None
