@@ -9,6 +9,8 @@ import pytest
 
 from cairn import Memory
 
+pytest_plugins = ["servers"]  # real wsgidav and S3 servers on 127.0.0.1, for stores and sync
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

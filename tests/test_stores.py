@@ -123,3 +123,22 @@ def test_bad_remote_urls_get_one_clear_error(url: str) -> None:
         open_store(url)
     assert not isinstance(info.value, InvalidPath) or "path" in info.value.message
     assert "\n" not in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("url", "library", "extra"),
+    [
+        ("s3://bucket/prefix", "boto3", "s3"),
+        ("webdavs://host/dav", "httpx", "webdav"),
+        ("seafile://host/repo-id", "httpx", "seafile"),
+    ],
+)
+def test_a_missing_library_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, url: str, library: str, extra: str
+) -> None:
+    monkeypatch.setitem(sys.modules, library, None)  # makes `import library` raise ImportError
+    for name in [m for m in sys.modules if m.startswith("cairn.stores.") and m != "cairn.stores.base"]:
+        if not name.endswith((".local", ".memory")):
+            monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(StoreError, match=rf"pip install 'cairn-memory\[{extra}\]'"):
+        open_store(url)
