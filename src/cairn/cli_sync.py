@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
 
     remote_app = typer.Typer(
         name="remote",
+        cls=cli._Group,
         help="Attach this vault to a remote (WebDAV, Seafile, S3, a folder), show it, or detach it.",
         no_args_is_help=True,
         add_completion=False,

@@ -10,7 +10,6 @@ credential says how to renew it, and local work goes on. ``Memory.sync()`` raise
 from __future__ import annotations
 
 import contextvars
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +23,13 @@ if TYPE_CHECKING:
     from ..stores import Store
     from .syncer import Progress, Syncer, SyncReport
 
-log = logging.getLogger("cairn.sync")
+
+def _warn(message: str, *args: object) -> None:
+    import logging  # here: a vault without a remote never needs it (~2 ms at every start)
+
+    logging.getLogger("cairn.sync").warning(message, *args)
+
+
 DEFAULT_INTERVAL = 300.0
 #: False while a caller opens a vault only to sync it (``cairn sync``): one run, reported whole.
 sync_on_open: contextvars.ContextVar[bool] = contextvars.ContextVar("cairn_sync_on_open", default=True)
@@ -114,13 +119,11 @@ class RemoteLink:
         try:
             return self.sync()
         except AuthFailed as exc:
-            log.warning("cairn: sync stopped: %s; local work goes on", exc.message)
+            _warn("cairn: sync stopped: %s; local work goes on", exc.message)
         except StoreError as exc:
             queued = len(self.state.outbox)
             tail = f"; {queued} change(s) queued in the outbox, sent at the next sync" if queued else ""
-            log.warning(
-                "cairn: remote not reached %s (%s)%s; the local vault is used", why, exc.message, tail
-            )
+            _warn("cairn: remote not reached %s (%s)%s; the local vault is used", why, exc.message.rstrip("."), tail)
         return None
 
     def due(self) -> bool:
@@ -138,7 +141,7 @@ class RemoteLink:
                 try:
                     run()
                 except CairnError as exc:  # said on the logger; the server keeps serving
-                    log.warning("cairn: background sync: %s", exc.message)
+                    _warn("cairn: background sync: %s", exc.message)
 
         self._thread = threading.Thread(target=loop, name="cairn-sync", daemon=True)
         self._thread.start()
