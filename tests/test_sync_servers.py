@@ -184,7 +184,7 @@ def test_three_vaults_appending_at_once_lose_nothing(tmp_path: Path, remote: Rem
                     _settle(mem)
             for mem in (a, b, c):
                 kept = set(observations(mem.vault, note.path))
-                assert set(acknowledged) <= kept, sorted(set(acknowledged) - kept)
+                assert set(acknowledged) <= kept, (mem.origin, sorted(set(acknowledged) - kept))
             views = [_search_view(mem) for mem in (a, b, c)]
             assert views[0] == views[1] == views[2] and views[0][0][0] == NOTE
         finally:

@@ -151,6 +151,13 @@ class Syncer:
                     report.failed.append(f"{path}: {getattr(exc, 'message', None) or exc}")
                 if progress:
                     progress(done, len(todo))
+            for copy in list(report.conflicts):  # the other devices see a conflict copy at once
+                try:
+                    self._reconcile(copy, None, report)
+                except (AuthFailed, Unreachable):
+                    raise
+                except (StoreError, OSError) as exc:
+                    report.failed.append(f"{copy}: {getattr(exc, 'message', None) or exc}")
             unsettled = {line.split(": ", 1)[0] for line in report.failed}
             for entry in self.state.outbox.entries():
                 if entry.path not in unsettled:
