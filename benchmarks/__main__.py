@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 import apsw
 
-from . import ablations, locomo, memory_sets, peers, scale, web_bench, yardstick
+from . import ablations, locomo, memory_sets, peers, scale, sync_bench, web_bench, yardstick
 from .common import REPO, RESULTS, MissingData
 
 
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[2])
     ap.add_argument(
         "--only",
-        choices=("locomo", *memory_sets.SETS, "scale", "peers", "ablations", "web"),
+        choices=("locomo", *memory_sets.SETS, "scale", "peers", "ablations", "web", "sync"),
         action="append",
         help="run only these (repeatable)",
     )
@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
                 text = ablations.run()
             elif part == "web":
                 text = web_bench.run(n)
+            elif part == "sync":  # its own file too, results/sync.md
+                text = sync_bench.run()
+                (RESULTS / "sync.md").write_text(text, encoding="utf-8")
             else:
                 text = scale.run(n)
         except MissingData as exc:

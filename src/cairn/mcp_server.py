@@ -559,10 +559,12 @@ def build_server(memory: Memory) -> MCPServer:
 
     @tool(server, READ_ONLY)
     def memory_refresh() -> ToolResult:
-        """Re-scan the vault for files changed outside this session. Rarely needed: every call
-        already notices changes."""
+        """Re-scan the vault for files changed outside this session, and sync with the vault's
+        remote if it has one. Rarely needed: every call already notices changes."""
         with tool_errors(memory.vault):
             report = memory.refresh()
+            if memory.sync_status() is not None:  # a vault with a remote: sync it too
+                return result({**report.to_dict(), "sync": memory.sync().to_dict()})
         return result(report.to_dict())
 
     @server.resource("memory://{permalink}", name="note", mime_type="text/markdown")

@@ -31,6 +31,7 @@ from .models import (
 )
 from .notefile import load_note
 from .portable.memory_methods import PortableMethods
+from .sync.memory_methods import SyncMethods
 from .vault import (
     VaultConfig,
     bare_permalink,
@@ -46,11 +47,13 @@ from .vault import (
 
 Progress = Callable[[int, int], None]  # (done, total)
 
-class Memory(ReadMethods, WriteMethods, UpkeepMethods, GovernanceMethods, ProposalMethods, PortableMethods):
+class Memory(
+    ReadMethods, WriteMethods, UpkeepMethods, GovernanceMethods, ProposalMethods, PortableMethods, SyncMethods
+):
     """A vault of Markdown notes and its rebuildable SQLite index.
 
     The calls are grouped by concept in the classes it is made of (reads, writes, upkeep,
-    governance, proposals, portable), each a thin layer over the module that holds that concept's logic;
+    governance, proposals, portable, sync), each a thin layer over the module that holds that concept's logic;
     this class holds what they share: opening, the locks, scopes and the catch-up with the files.
 
     Open with ``Memory.open(path)``; use as a context manager or call ``close()``.
@@ -132,6 +135,8 @@ class Memory(ReadMethods, WriteMethods, UpkeepMethods, GovernanceMethods, Propos
         home_path = (
             Path(home or os.environ.get("CAIRN_HOME") or Path.home() / ".cairn").expanduser().resolve()
         )
+        vault, remote_url = cls._mirror_of(vault or os.environ.get("CAIRN_VAULT"), home_path)  # a URL: its mirror
+        create = create or remote_url is not None  # a remote's mirror is Cairn's own folder to make
         vault_path = (
             Path(vault or os.environ.get("CAIRN_VAULT") or home_path / "vault").expanduser().resolve()
         )
@@ -170,9 +175,11 @@ class Memory(ReadMethods, WriteMethods, UpkeepMethods, GovernanceMethods, Propos
             watch=watch,
         )
         memory._reads_need_vault = not create
+        memory._attach_remote(remote_url, config)  # a vault with a remote syncs on open
         return memory
 
     def close(self) -> None:
+        self._detach_remote()
         with self._lock:
             if self._watcher is not None:
                 self._watcher.close()
@@ -240,6 +247,7 @@ class Memory(ReadMethods, WriteMethods, UpkeepMethods, GovernanceMethods, Propos
             self._index.check_writable()
             self._fresh.sync()
             yield
+            self._remote_after_write()  # read-your-writes on the remote
 
     def _sync(self, progress: Progress | None = None, *, full: bool = False) -> RefreshReport:
         """Catch the index up with the files; parse only what changed (``Freshness.sync``)."""

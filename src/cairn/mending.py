@@ -55,6 +55,7 @@ def mends_index(method: Callable[Concatenate[Any, _P], _T]) -> Callable[Concaten
 
     @functools.wraps(method)
     def mended(self: Any, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        self._remote_if_due()  # a remote not synced for sync_interval is synced first
         with busy_is_an_error(self.index_path):
             if self._reopen:
                 with self._lock:

@@ -375,6 +375,7 @@ class VaultConfig:
 
     timezone: str | None = None
     allow_scopes: tuple[str, ...] | None = None
+    sync_interval: float = 300.0  # seconds after which a call syncs a vault with its remote first
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -399,4 +400,7 @@ def load_config(vault: Path) -> VaultConfig:
     tz = section.get("timezone")
     if tz is not None and not isinstance(tz, str):
         raise InvalidInput(f"{path}: timezone must be a string like '+08:00' or 'Asia/Shanghai'")
-    return VaultConfig(timezone=tz, allow_scopes=allow, extra=dict(section))
+    interval = section.get("sync_interval", 300)
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0 <= interval <= 86400:
+        raise InvalidInput(f"{path}: sync_interval must be a number of seconds from 0 to 86400 (default 300)")
+    return VaultConfig(timezone=tz, allow_scopes=allow, sync_interval=float(interval), extra=dict(section))

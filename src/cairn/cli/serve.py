@@ -67,6 +67,7 @@ def serve(
         from ..governance import schedule
 
         ctx.call_on_close(schedule.start(mem).set)  # the daily dream of scopes whose dream.json sets daily_at
+        mem.start_background_sync()  # a vault with a remote syncs every sync_interval
         if not http:
             from .. import mcp_server
 
