@@ -958,3 +958,14 @@ def test_terminal_search_marks_weak_hits_and_highlights_words(env, monkeypatch):
     plain = run("search", "temples gardens")  # in a pipe only the weak hit says so
     monkeypatch.setattr(common, "_is_terminal", lambda: False)
     assert "weak match" in ok("search", "temples gardens").stdout and plain.exit_code == 0
+
+
+def test_doctor_names_unresolved_relations(env):
+    ok("write", "Deploy", "--rel", "depends_on [[Staging cluster]]")
+    out = ok("doctor").stdout
+    assert "unresolved: user/Deploy.md -depends_on-> [[Staging cluster]]" in out
+    assert ok_json("doctor")["unresolved"] == [
+        {"path": "user/Deploy.md", "type": "depends_on", "target": "Staging cluster"}
+    ]
+    ok("write", "Staging cluster")
+    assert ok_json("doctor")["unresolved"] == []

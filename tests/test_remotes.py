@@ -86,7 +86,7 @@ def test_cairn_sync_on_an_unreachable_remote_fails_saying_what_waits(tmp_path: P
     cairn("write", "Note", "--obs", "[fact] one")
     remote.rename(tmp_path / "gone")
     cairn("append", "note", "[fact] two")  # succeeds: queued
-    result = cairn("sync", code=13)
+    result = cairn("sync", code=15)
     assert "1 change(s) wait in the outbox" in result.output
 
 
@@ -97,3 +97,21 @@ def test_a_url_as_the_vault_opens_its_mirror(tmp_path: Path, isolated_home: Path
     out = cairn("--vault", remote.as_uri(), "search", "mirrored").stdout
     assert "Far" in out
     assert list((isolated_home / "mirrors").glob("*/user/Far.md"))
+
+
+def test_status_shows_the_remote_and_outbox_and_doctor_names_conflict_copies(tmp_path: Path, vault: Path) -> None:
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    cairn("remote", "set", remote.as_uri())
+    cairn("write", "Note", "--obs", "[fact] one")
+    remote.rename(tmp_path / "gone")
+    cairn("append", "note", "[fact] two")  # queued in the outbox
+    status = json.loads(cairn("status", "--json").stdout)
+    assert status["remote"] == remote.as_uri() and status["outbox"] == 1 and status["last_sync"]
+    copy = vault / ".conflict" / "user" / "Note.md__laptop__20261204T101500.md"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("---\ntitle: Note\n---\n\n- [fact] theirs\n", encoding="utf-8")
+    report = json.loads(cairn("doctor", "--json").stdout)
+    assert report["conflicts"] == [".conflict/user/Note.md__laptop__20261204T101500.md"]
+    assert "conflict copy: .conflict/user/Note.md__laptop" in cairn("doctor").stdout
+    assert "theirs" not in cairn("search", "theirs").stdout  # never a live note

@@ -552,6 +552,14 @@ class Index:
             list(scopes),
         ).fetchone()[0]
 
+    def unresolved(self, scopes: Sequence[str], limit: int = 200) -> list[tuple[str, str, str]]:
+        """(path, relation type, target) of relations whose target no note holds, by path."""
+        return self.db.execute(
+            "SELECT n.path, r.type, r.target FROM relations r JOIN notes n ON n.id = r.note_id"
+            f" WHERE n.scope IN ({_marks(scopes)}) AND {_RESOLVED} IS NULL ORDER BY n.path, r.line LIMIT ?",
+            [*scopes, limit],
+        ).fetchall()
+
     def list(self, filters: Filters, limit: int | None) -> list[Row]:
         where, params = filters.sql()
         sql = f"SELECT {_NOTE_COLUMNS} FROM notes n WHERE {where} ORDER BY n.modified_ts DESC, n.permalink, n.path"

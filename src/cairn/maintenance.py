@@ -48,6 +48,8 @@ def doctor(mem: Memory) -> DoctorReport:
         unresolved_relations=mem._index.unresolved_count(mem.allow_scopes),
         trashed=trash.count(mem, mem.allow_scopes),
         warnings=tuple(warnings),
+        unresolved=tuple(mem._index.unresolved(mem.allow_scopes)),
+        conflicts=tuple(_conflict_files(mem.vault)),
     )
 
 
@@ -56,6 +58,9 @@ def status(mem: Memory) -> dict[str, Any]:
     from .watch import inotify_available
 
     mem._sync()
+    from .sync import status_of
+
+    remote = status_of(mem.vault, mem.home)
     unnamed = [p for p in scan_notes(mem.vault) if not utf8_name(p) and mem._fresh.in_allowed_scope(p)]
     served = "inotify" if inotify_available() else "scan"
     now = "inotify" if mem._watcher is not None else "scan"
@@ -81,4 +86,16 @@ def status(mem: Memory) -> dict[str, Any]:
         "freshness": served,
         "freshness_now": now,
         "freshness_why": why,
+        **(
+            {"remote": remote["remote"], "last_sync": remote["last_sync"], "outbox": remote["outbox"]}
+            if remote["remote"]
+            else {}
+        ),
+        **({"conflicts": len(remote["conflicts"])} if remote["conflicts"] else {}),
     }
+
+
+def _conflict_files(vault: Any) -> list[str]:
+    from .sync.syncer import conflict_files  # only doctor needs the sync modules
+
+    return conflict_files(vault)

@@ -255,6 +255,8 @@ class DoctorReport:
     # Worth knowing, not damage: a note indexed only in part (too large), an interrupted delete
     # settled, a note both live and in the trash.
     warnings: tuple[Damaged, ...] = ()
+    unresolved: tuple[tuple[str, str, str], ...] = ()  # (path, type, target), the first 200
+    conflicts: tuple[str, ...] = ()  # sync's conflict copies under .conflict/, to read and clear
 
     @property
     def ok(self) -> bool:
@@ -273,6 +275,8 @@ class DoctorReport:
             "unresolved_relations": self.unresolved_relations,
             "trashed": self.trashed,
             "warnings": [w.to_dict() for w in self.warnings],
+            "unresolved": [{"path": p, "type": t, "target": g} for p, t, g in self.unresolved],
+            "conflicts": list(self.conflicts),
         }
 
 

@@ -98,6 +98,12 @@ def doctor(ctx: typer.Context, json_out: JsonOpt = False) -> None:
             _emit(f"warning: {warning}")
         for permalink, paths in report.duplicate_permalinks:
             _emit(f"duplicate permalink {permalink}: {', '.join(paths)}")
+        for path, rel_type, target in report.unresolved:
+            _emit(f"unresolved: {path} -{rel_type}-> [[{target}]] (no note has that title or permalink yet)")
+        for path in report.conflicts:
+            _emit(
+                f"conflict copy: {path} (the other side of a sync conflict: read it, keep what you need, delete it)"
+            )
         _emit("ok" if report.ok else "problems found (files are left as they are)")
     if not report.ok:
         raise typer.Exit(1)
