@@ -19,7 +19,6 @@ import errno
 import hashlib
 import math
 import os
-import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -190,25 +189,6 @@ def unchanged(vault: Path, base: Base | None) -> bool:
     # Same size and mtime (a sync client sets mtimes): the bytes decide.
     now = os.pread(base.fd, base.size + 1, 0)
     return hashlib.blake2b(now).digest() == hashlib.blake2b(base.data).digest()
-
-
-def write_temp(path: Path, data: bytes) -> Path:
-    """``data`` in a new temp file beside ``path``, flushed to disk; the caller renames it."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise FolderError(path.parent, exc) from exc
-    tmp = path.parent / f".{path.name[:50]}.{secrets.token_hex(4)}.tmp"
-    try:
-        with open(tmp, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise FolderError(path.parent, exc) from exc
-    return tmp
 
 
 def rename(tmp: Path, path: Path) -> None:

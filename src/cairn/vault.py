@@ -229,13 +229,9 @@ class FolderError(FolderUnwritable):
         self.folder = folder
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old bytes or the new, never a mix.
-
-    The temp file sits in the same directory (a rename across file systems is not atomic). A
-    folder that cannot be written raises ``FolderError`` naming it; the temp file is removed, and
-    a failure to remove it never hides the first error.
-    """
+def write_temp(path: Path, data: bytes) -> Path:
+    """``data`` in a new temp file beside ``path``, flushed to disk; the caller renames it. A
+    folder that cannot be written raises ``FolderError`` naming it, with no temp file left."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -246,13 +242,28 @@ def atomic_write(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
         if isinstance(exc, OSError):
             raise FolderError(path.parent, exc) from exc
         raise
+    return tmp
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old bytes or the new, never a mix.
+
+    The temp file sits in the same directory (a rename across file systems is not atomic); a
+    failure to remove it never hides the first error.
+    """
+    tmp = write_temp(path, data)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise FolderError(path.parent, exc) from exc
     fsync_dir(path.parent)
 
 

@@ -26,7 +26,16 @@ from .checks import (
 from .errors import AlreadyExists, Conflict, DamagedNote, EditMismatch, InvalidInput
 from .models import Note
 from .notefile import load_note
-from .vault import FileStat, make_permalink, now_iso, safe_filename, safe_folder, scope_folder, utf8_name
+from .vault import (
+    FileStat,
+    make_permalink,
+    now_iso,
+    safe_filename,
+    safe_folder,
+    scope_folder,
+    utf8_name,
+    write_temp,
+)
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -289,7 +298,7 @@ def commit(mem: Memory, rel: str, change: Change) -> Note:
                     raise InvalidInput(f"{exc.message}; the change was not written") from None
             else:  # another writer's late bytes: at the end, where it wrote them
                 data = (base.data if base else b"") + late
-            tmp = fileio.write_temp(path, data)
+            tmp = write_temp(path, data)
             if base is None:
                 placed = _link_new(tmp, path)
             elif fileio.unchanged(vault, base):
