@@ -81,6 +81,19 @@ class Place:
         return value
 
 
+def note_files(folder: Path) -> list[str]:
+    """The names of the ``.md`` files right in ``folder`` (no hidden ones, no links), sorted;
+    none when the folder is missing."""
+    try:
+        return sorted(
+            e.name
+            for e in os.scandir(folder)
+            if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False)
+        )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def read_bytes(vault: Path, rel: str) -> bytes | None:
     """The bytes of ``rel``, or None when there is no such file.
 

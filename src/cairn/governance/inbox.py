@@ -8,7 +8,6 @@ which keeps it out of search and snapshots by default while the file stays for a
 
 from __future__ import annotations
 
-import os
 import secrets
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,7 @@ from typing import Any
 from .. import guard
 from ..errors import DamagedNote, InboxFull, InvalidInput, NotFound
 from ..vault import content_hash, now_iso
-from .files import ARCHIVED, INBOX, Change, Place, create_exclusive, read_bytes
+from .files import ARCHIVED, INBOX, Change, Place, create_exclusive, note_files, read_bytes
 
 MAX_CHARS = 2000
 MAX_TAGS = 20
@@ -91,14 +90,7 @@ def parse(rel: str, data: bytes) -> Observation:
 def open_observations(place: Place) -> tuple[list[Observation], list[str]]:
     """The scope's open observations, oldest first, and the inbox files that could not be read."""
     folder = place.path(place.rel(INBOX))
-    try:
-        names = sorted(
-            e.name
-            for e in os.scandir(folder)
-            if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False)
-        )
-    except (FileNotFoundError, NotADirectoryError):
-        return [], []
+    names = note_files(folder)
     found: list[Observation] = []
     damaged: list[str] = []
     for name in names:

@@ -8,14 +8,13 @@ A section's front matter holds ``title`` and ``order``; its content is the body 
 from __future__ import annotations
 
 import math
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DamagedNote, InvalidInput
 from ..vault import content_hash, now_iso, safe_filename
-from .files import SECTIONS, Place, read_bytes
+from .files import SECTIONS, Place, note_files, read_bytes
 
 DEFAULT_INJECT_CHAR_CAP = 6000
 LEAST_INJECT_CHAR_CAP = 200
@@ -103,14 +102,7 @@ def read_sections(place: Place) -> tuple[list[Section], list[str]]:
     """Every section of the scope in order (``order``, then name), and the files that could not
     be read. Sensitive sections are included: callers leave them out."""
     folder = place.path(place.rel(SECTIONS))
-    try:
-        names = [
-            e.name
-            for e in os.scandir(folder)
-            if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False)
-        ]
-    except (FileNotFoundError, NotADirectoryError):
-        return [], []
+    names = note_files(folder)
     found: list[Section] = []
     damaged: list[str] = []
     for name in names:
