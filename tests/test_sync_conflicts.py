@@ -8,28 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cairn import Memory
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.sync.conflicts import parse
-from sync_helpers import open_vault
-
-
-def make_conflict(tmp_path: Path) -> tuple[Memory, str, str]:
-    """Vault b (open, returned) holding "Friday" in Plan, with a's "Wednesday" as a conflict copy;
-    also the note's path and the copy's path."""
-    url = (tmp_path / "remote").as_uri()
-    (tmp_path / "remote").mkdir()
-    with open_vault(tmp_path, "a", url) as a:
-        note = a.write("Plan", observations=["[when] Monday"])
-    with open_vault(tmp_path, "b", url):
-        pass  # b pulls the note
-    with open_vault(tmp_path, "a", url) as a:
-        a.edit(note.permalink, "Monday", "Wednesday")
-    b_file = tmp_path / "vault-b" / note.path
-    b_file.write_text(b_file.read_text(encoding="utf-8").replace("Monday", "Friday"), encoding="utf-8")
-    b = open_vault(tmp_path, "b", url)  # opening syncs: both edited the line, b's wins, a's is the copy
-    [copy] = [c["path"] for c in b.conflicts()]
-    return b, note.path, copy
+from conflict_helpers import make_conflict
 
 
 @pytest.fixture
