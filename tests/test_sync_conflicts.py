@@ -106,3 +106,26 @@ def test_copy_names_are_parsed() -> None:
     assert parse(".conflict/cairn__a__20261201T101500Z.toml").target == "cairn.toml"
     with pytest.raises(InvalidInput):
         parse(".conflict/user/no-parts.md")
+
+
+def test_cli_lists_and_keeps_theirs(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from cairn.cli import app
+
+    b, path, copy = make_conflict(tmp_path)
+    b.close()
+    runner = CliRunner()
+    where = ["--vault", str(b.vault), "--home", str(b.home)]
+    listed = runner.invoke(app, [*where, "conflicts", "list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert [c["path"] for c in json.loads(listed.stdout)["conflicts"]] == [copy]
+    agent = runner.invoke(app, [*where, "--as-agent", "conflicts", "keep", copy, "theirs"])
+    assert agent.exit_code != 0 and "only a person" in agent.stderr
+    bad = runner.invoke(app, [*where, "conflicts", "keep", path, "mine"])
+    assert bad.exit_code == 2 and "not a conflict copy" in bad.stderr
+    done = runner.invoke(app, [*where, "conflicts", "keep", copy, "theirs"])
+    assert done.exit_code == 0, done.output
+    assert "Wednesday" in (b.vault / path).read_text(encoding="utf-8") and not (b.vault / copy).exists()
