@@ -34,8 +34,11 @@ test: $(TEST_STAMP) chromium
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest
 
-# docs/screenshots/*.png; Chinese pages need a CJK font (Debian: fonts-noto-cjk).
+# docs/screenshots/*.png; Chinese pages need a CJK font (Debian: fonts-noto-cjk), installed here only.
 screenshots: $(TEST_STAMP) chromium
+	@fc-list :lang=zh family 2>/dev/null | grep -q . || { \
+		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q fonts-noto-cjk; }
 	$(BIN)/python -m tests.browser --screenshots
 
 bench: $(TEST_STAMP)

@@ -131,16 +131,57 @@ def seed(memory: Memory) -> None:
     )
 
 
+def seed_proposals(memory: Memory) -> None:
+    """Two changes an agent asked for in approval mode, waiting for a person (the edit newest)."""
+    (memory.vault / "cairn.toml").write_text('write_mode = "propose"\n', encoding="utf-8")
+    memory.propose(
+        "write",
+        "Dentist",
+        body="Appointments and what the dentist said.",
+        observations=["[appointment] Friday 15:00 at Dr. Lin's #health"],
+        tags=["health"],
+        via="mcp",
+    )
+    time.sleep(1.1)  # proposals are listed newest first, to the second
+    memory.propose(
+        "edit", memory.read("西湖龙井").permalink, "用 80 度的水冲泡", "用 75 到 80 度的水冲泡", via="mcp"
+    )
+
+
+def conflicted_vault(tmp: Path) -> Memory:
+    """A vault on a folder remote (``file://``) with one sync conflict: the phone and the laptop
+    moved the same meeting; the laptop (served) kept its time, the phone's note is the copy."""
+    if str(Path(__file__).parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).parent))  # run as ``python -m tests.browser``
+    from conflict_helpers import make_conflict
+
+    memory, _, _ = make_conflict(
+        tmp,
+        title="Weekly sync",
+        body="The team meeting, and who brings what.",
+        line="[when] Monday 10:00 in room 4",
+        theirs="[when] Wednesday 10:00 in room 4",
+        mine="[when] Tuesday 14:00 online",
+        names=("phone", "laptop"),
+    )
+    return memory
+
+
 PAGES = {
     "notes": "/",
     "note": "/go/Tea%20preferences",
     "search-en": "/search?q=green+tea",
     "search-zh": "/search?q=%E9%BE%99%E4%BA%95",
     "inbox": "/inbox",
+    "proposals": "/proposals",
     "dream": "/dream",
+    "sync": "/sync",
     "trash": "/trash",
     "edit": None,  # found from the note page
 }
+
+
+LONG = {"proposals", "sync"}  # taken whole: the point is the diff and the buttons under it
 
 
 def screenshots(out: Path = SCREENSHOTS) -> list[Path]:
@@ -150,8 +191,9 @@ def screenshots(out: Path = SCREENSHOTS) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
-        memory = Memory.open(Path(tmp) / "vault", home=Path(tmp) / "home", origin="laptop", watch=False)
+        memory = conflicted_vault(Path(tmp))
         seed(memory)
+        seed_proposals(memory)
         with serve(memory) as served, chromium() as browser:
             for lang in ("en", "zh"):
                 context = browser.new_context(  # type: ignore[attr-defined]
@@ -170,7 +212,7 @@ def screenshots(out: Path = SCREENSHOTS) -> list[Path]:
                     else:
                         page.goto(served.url + path)
                     target = out / f"{name}-{lang}.png"
-                    page.screenshot(path=str(target), full_page=False)
+                    page.screenshot(path=str(target), full_page=name in LONG)
                     written.append(target)
                 context.close()
         memory.close()

@@ -13,6 +13,7 @@ from cairn import Memory
 from cairn.errors import Conflict, SecretRefused
 from cairn.mcp_http import http_app
 from cairn.web import panel_app
+from conflict_helpers import make_conflict
 from scripted_model import ScriptedModel, consolidating_steps, serve
 from web_client import BASE, TOKEN, client, csrf_of
 
@@ -248,11 +249,105 @@ def test_chinese_by_accept_language(noted: Memory) -> None:
     assert "Inbox" in en.get("/inbox").text and "收件箱" not in en.get("/inbox").text
 
 
-def test_pages_for_missing_features_stay_out_of_the_navigation(noted: Memory) -> None:
+def test_every_page_is_in_the_navigation(noted: Memory) -> None:
     page = client(noted).get("/").text
-    assert 'href="/inbox"' in page and 'href="/dream"' in page
-    for feature, path in (("proposals", "/proposals"), ("conflicts", "/sync")):
-        assert (f'href="{path}"' in page) == hasattr(noted, feature)
+    for path in ("/", "/search", "/inbox", "/proposals", "/dream", "/sync"):
+        assert f'href="{path}"' in page, path
+
+
+def test_proposals_page_approves_and_rejects_by_panel(noted: Memory) -> None:
+    gt = noted.read("Green tea")
+    one = noted.propose("edit", gt.permalink, "likes sencha", "likes gyokuro")["proposal"]
+    two = noted.propose("write", "Oolong", body="Roasted.")["proposal"]
+    c = client(noted)
+    page = c.get("/proposals").text
+    assert '<span class="del">-- [pref] likes sencha</span>' in page
+    assert '<span class="add">+- [pref] likes gyokuro</span>' in page
+    assert page.count('name="action" value="approve"') == 2
+    csrf = csrf_of(c, "/proposals")
+    assert c.post("/proposals/decide", data={"id": one, "action": "approve"}).status_code == 403
+    assert "gyokuro" not in noted.read("Green tea").text  # refused without CSRF: nothing written
+    done = c.post("/proposals/decide", data={"csrf": csrf, "id": one, "action": "approve"})
+    assert done.status_code == 200 and "Approved and written." in done.text
+    assert "likes gyokuro" in (noted.vault / gt.path).read_text(encoding="utf-8")
+    c.post("/proposals/decide", data={"csrf": csrf, "id": two, "action": "reject", "why": "不需要"})
+    decided = {p["id"]: p for p in noted.proposals()}
+    assert (decided[one]["status"], decided[one]["decided_by"]) == ("approved", "panel")
+    assert (decided[two]["status"], decided[two]["why"], decided[two]["decided_by"]) == (
+        "rejected",
+        "不需要",
+        "panel",
+    )
+    page = c.get("/proposals?status=rejected").text
+    assert "不需要" in page and "Oolong" in page and "user/Green tea.md" not in page
+
+
+def test_proposals_page_marks_conflicted_and_expired(noted: Memory) -> None:
+    gt = noted.read("Green tea")
+    stale = noted.propose("edit", gt.permalink, "80 degrees", "85 degrees")["proposal"]
+    old = noted.propose("write", "Late idea", body="too late")["proposal"]
+    noted.edit(gt.permalink, "80 degrees", "70 degrees")  # a person's change meanwhile
+    proposal_file = noted.vault / noted.proposal(old)["path"]  # its clock runs out: expiry in the past
+    text = proposal_file.read_text(encoding="utf-8")
+    proposal_file.write_text(
+        re.sub(r"expires: .*", "expires: '2020-01-01T00:00:00+00:00'", text), encoding="utf-8"
+    )
+    c = client(noted)
+    csrf = csrf_of(c, "/proposals")
+    page = c.post("/proposals/decide", data={"csrf": csrf, "id": stale, "action": "approve"}).text
+    assert "Not written: the note changed after it was proposed." in page
+    assert "70 degrees" in (noted.vault / gt.path).read_text(encoding="utf-8")
+    assert re.search(rf'id="p-{stale}".*?conflicted', page, re.S)
+    assert re.search(rf'id="p-{old}".*?expired.*?can no longer be approved', page, re.S)
+    assert page.count('name="action" value="approve"') == 0
+
+
+def test_sync_page_without_a_remote_says_so_and_sync_now_fails_in_one_line(noted: Memory) -> None:
+    c = client(noted)
+    page = c.get("/sync").text
+    assert "No remote" in page and "No conflicts." in page
+    r = c.post("/sync/now", data={"csrf": csrf_of(c, "/sync")})
+    assert r.status_code == 200 and "Sync failed: this vault has no remote" in r.text
+    assert "Traceback" not in r.text
+
+
+def test_sync_page_shows_a_conflict_and_keeps_theirs(tmp_path: Path) -> None:
+    memory, path, copy = make_conflict(tmp_path)
+    with memory:
+        c = client(memory)
+        page = c.get("/sync").text
+        remote = (tmp_path / "remote").as_uri()
+        assert remote in page and "Waiting to upload" in page
+        assert copy in page and '<span class="del">-- [when] Friday</span>' in page
+        assert '<span class="add">+- [when] Wednesday</span>' in page
+        assert "1 sync conflicts" in page  # the health line
+        csrf = csrf_of(c, "/sync")
+        version = re.search(r'name="version" value="([^"]+)"', page)[1]
+        r = c.post("/sync/resolve", data={"csrf": csrf, "path": copy, "keep": "theirs", "version": version})
+        assert r.status_code == 200 and "Conflict settled" in r.text and "No conflicts." in r.text
+        assert "Wednesday" in (memory.vault / path).read_text(encoding="utf-8")
+        assert not (memory.vault / copy).exists()
+        bad = c.post("/sync/resolve", data={"csrf": csrf, "path": path, "keep": "mine"})
+        assert bad.status_code == 400 and "not a conflict copy" in bad.text
+        assert (memory.vault / path).exists()
+
+
+def test_sync_page_a_merge_over_a_changed_note_is_refused_and_shown_again(tmp_path: Path) -> None:
+    memory, path, copy = make_conflict(tmp_path)
+    with memory:
+        c = client(memory)
+        page = c.get("/sync").text
+        csrf = csrf_of(c, "/sync")
+        version = re.search(r'name="version" value="([^"]+)"', page)[1]
+        memory.append(memory.read(path).permalink, "[note] added meanwhile")
+        r = c.post(
+            "/sync/resolve",
+            data={"csrf": csrf, "path": copy, "keep": "merged", "text": "merged", "version": version},
+        )
+        assert r.status_code == 409 and "The note changed since this page was shown" in r.text
+        assert "added meanwhile" in r.text  # the note as it is now, to look at again
+        assert "added meanwhile" in (memory.vault / path).read_text(encoding="utf-8")
+        assert (memory.vault / copy).exists()
 
 
 def test_dream_page_switch_and_log(noted: Memory) -> None:

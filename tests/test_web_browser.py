@@ -10,8 +10,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from browser import Console, Served, chromium, seed, serve
+from browser import TOKEN, Console, Served, chromium, seed, serve
 from cairn import Memory
+from conflict_helpers import make_conflict
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +143,98 @@ def test_refusals_a_browser_meets(browser, served: Served) -> None:  # type: ign
     r = p.request.get(served.url + "/", headers={"Host": "evil.example"})
     assert r.status == 421 and "Tea preferences" not in r.text()
     context.close()
+
+
+def _agent_edits_over_mcp(served: Served, permalink: str, find: str, replace: str) -> dict:
+    """An agent's ``memory_edit`` through the served /mcp endpoint (the real SDK client over HTTP),
+    in its own thread: Playwright's sync API holds this one."""
+    import asyncio
+    import threading
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from mcp_client import call
+
+    async def run() -> dict:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http,
+            Client(streamable_http_client(served.url + "/mcp", http_client=http)) as client,
+        ):
+            return await call(client, "memory_edit", permalink=permalink, find=find, replace=replace)
+
+    out: dict = {}
+    thread = threading.Thread(target=lambda: out.update(asyncio.run(run())))
+    thread.start()
+    thread.join(30)
+    return out
+
+
+def test_an_agents_proposal_is_approved_in_the_page_and_a_stale_one_conflicts(page, served: Served) -> None:  # type: ignore[no-untyped-def]
+    p, console = page
+    memory = served.memory
+    (memory.vault / "cairn.toml").write_text('write_mode = "propose"\n', encoding="utf-8")
+    note = memory.read("Tea preferences")
+    answer = _agent_edits_over_mcp(served, note.permalink, "likes sencha", "likes gyokuro")
+    assert answer["status"] == "pending"
+    before = (memory.vault / note.path).read_text(encoding="utf-8")
+    assert "gyokuro" not in before  # waiting for a person
+    p.goto(served.login)
+    p.get_by_role("link", name="Proposals").click()
+    card = p.locator(f"#p-{answer['proposal']}")
+    expect(card.locator("pre.diff .add", has_text="[pref]")).to_have_text(
+        "+- [pref] likes gyokuro in the morning #tea"
+    )
+    expect(card.locator("pre.diff .del", has_text="[pref]")).to_have_text(
+        "-- [pref] likes sencha in the morning #tea"
+    )
+    card.get_by_role("button", name="Approve").click()
+    expect(p.get_by_text("Approved and written.")).to_be_visible()
+    assert "likes gyokuro" in (memory.vault / note.path).read_text(encoding="utf-8")
+    # a second proposal whose note a person changes meanwhile: approval writes nothing
+    stale = memory.propose("edit", note.permalink, "no sugar", "a little honey")["proposal"]
+    memory.edit(note.permalink, "Green tea at", "Green tea (sencha) at")
+    on_disk = (memory.vault / note.path).read_bytes()
+    p.reload()
+    p.locator(f"#p-{stale}").get_by_role("button", name="Approve").click()
+    expect(p.locator(f"#p-{stale}")).to_contain_text("conflicted")
+    expect(p.locator(f"#p-{stale} [role=alert]")).to_contain_text("Not written")
+    assert (memory.vault / note.path).read_bytes() == on_disk
+    # a POST without the CSRF token, from the logged-in page: refused, still pending
+    third = memory.propose("edit", note.permalink, "no sugar", "no milk")["proposal"]
+    status = p.evaluate(
+        f"""async () => (await fetch('/proposals/decide', {{method: 'POST',
+            headers: {{'Content-Type': 'application/x-www-form-urlencoded'}},
+            body: 'id={third}&action=approve'}})).status"""
+    )
+    assert status == 403 and memory.proposal(third)["status"] == "pending"
+    assert [e for e in console.errors if "status of 403" not in e] == []  # the refused fetch
+
+
+def test_a_sync_conflict_is_settled_in_the_page(browser, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    memory, path, copy = make_conflict(
+        tmp_path, title="会议", line="[时间] 周一", theirs="[时间] 周三", mine="[时间] 周五"
+    )
+    with memory, serve(memory) as s:
+        context = browser.new_context(extra_http_headers={"Accept-Language": "en-US,en;q=0.9"})
+        p = context.new_page()
+        console = Console()
+        console.watch(p)
+        p.goto(s.login)
+        expect(p.locator("p.health")).to_contain_text("1 sync conflicts")
+        p.locator("p.health").get_by_role("link").click()
+        conflict = p.locator("section.conflict")
+        expect(conflict.locator("pre.diff .add")).to_have_text("+- [时间] 周三")
+        box = conflict.get_by_label("Or merge by hand")
+        box.fill(box.input_value().replace("- [时间] 周五", "- [时间] 周五\n- [备选] 周三"))
+        conflict.get_by_role("button", name="Save merged text").click()
+        expect(p.get_by_text("Conflict settled")).to_be_visible()
+        expect(p.get_by_text("No conflicts.")).to_be_visible()
+        text = (memory.vault / path).read_text(encoding="utf-8")
+        assert "- [时间] 周五\n- [备选] 周三" in text and not (memory.vault / copy).exists()
+        assert not (tmp_path / "remote" / copy).exists()  # the settled copy is gone for every device
+        p.get_by_role("button", name="Sync now").click()
+        expect(p.get_by_role("heading", name="Sync report")).to_be_visible()
+        assert console.errors == []
+        context.close()

@@ -28,7 +28,7 @@ then add ``sync`` to the import line below. ``cls=Command`` gives the fast value
 the one-line usage errors; import heavy libraries inside the function body.
 """
 
-from . import admin, governance, notes, portable, proposals, search, serve, sync  # noqa: F401  (importing a module registers its commands)
+from . import admin, conflicts, governance, notes, portable, proposals, search, serve, sync  # noqa: F401  (importing a module registers its commands)
 from .common import app
 
 __all__ = ["app"]

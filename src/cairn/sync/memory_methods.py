@@ -41,7 +41,9 @@ class SyncMethods:
 
         try:
             interval = config.sync_interval
-            self._remote = RemoteLink.attach(self.vault, self.home, origin=self.origin, url=url, interval=interval)
+            self._remote = RemoteLink.attach(
+                self.vault, self.home, origin=self.origin, url=url, interval=interval
+            )
             if self._remote is not None and sync_on_open.get():
                 with self._remote_locked():
                     self._remote.sync_quietly("on open")
@@ -66,6 +68,29 @@ class SyncMethods:
         """The remote (password masked), the last sync, the outbox size and the conflict copies;
         None when the vault has no remote."""
         return None if self._remote is None else self._remote.status()
+
+    def conflicts(self, *, texts: bool = True) -> list[dict[str, Any]]:
+        """The ``.conflict/`` copies a sync left, each beside its live file (``conflicts.listing``);
+        works with or without a remote."""
+        from . import conflicts
+
+        return conflicts.listing(self, texts=texts)
+
+    def resolve_conflict(
+        self, path: str, keep: str = "mine", text: str | None = None, *, if_version: str | None = None
+    ) -> dict[str, Any]:
+        """Settle the conflict copy at ``path`` and remove it: keep ``mine`` (the live file),
+        ``theirs`` (the copy's text) or ``merged`` (``text``), the live file replaced only if it
+        is still at ``if_version`` (``conflicts.resolve``).
+
+        Raises:
+            InvalidInput: a path outside ``.conflict/``, a bad ``keep``, ``merged`` without text.
+            NotFound: no such copy, or the live file is gone.
+            Conflict: the live file changed since ``if_version``; the copy is kept.
+        """
+        from . import conflicts
+
+        return conflicts.resolve(self, path, keep, text, if_version=if_version)
 
     def start_background_sync(self) -> None:
         """Sync every ``sync_interval`` on a thread until ``close`` (a running server)."""
