@@ -969,3 +969,22 @@ def test_doctor_names_unresolved_relations(env):
     ]
     ok("write", "Staging cluster")
     assert ok_json("doctor")["unresolved"] == []
+
+
+def test_every_documented_config_key_is_known(env):
+    """docs/configuration.md's keys are read by Cairn: none of them is warned about as unknown."""
+    import re
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    keys = set(re.findall(r"^\| `([a-z_]+)` \|", docs, flags=re.M))
+    assert {"timezone", "sync_interval", "observations_max", "inject_char_cap", "write_mode"} <= keys
+    ok("init")
+    (env.vault / "cairn.toml").write_text(
+        'timezone = "Asia/Shanghai"\nsync_interval = 600\nobservations_max = 100\ninject_char_cap = 4000\n'
+        'write_mode = "direct"\nproposal_ttl = "30m"\nallow_scopes = ["user"]\n',
+        encoding="utf-8",
+    )
+    assert "unknown key" not in ok("status").stderr
+    for key in keys:
+        (env.vault / "cairn.toml").write_text(f"{key} = 0\n", encoding="utf-8")
+        assert f"unknown key {key!r}" not in run("status").stderr, key

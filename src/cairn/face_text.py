@@ -49,7 +49,17 @@ def in_user_words(message: str, names: Mapping[str, str]) -> str:
 
 
 # Keys cairn.toml may hold; a feature that reads a new key adds it here.
-KNOWN_CONFIG_KEYS = frozenset({"timezone", "allow_scopes", "write_mode", "proposal_ttl"})
+KNOWN_CONFIG_KEYS = frozenset(
+    {
+        "timezone",
+        "allow_scopes",
+        "sync_interval",
+        "observations_max",
+        "inject_char_cap",
+        "write_mode",
+        "proposal_ttl",
+    }
+)
 
 
 def config_warnings(vault: os.PathLike[str] | str) -> list[str]:

@@ -212,7 +212,7 @@ class Memory(
     def _vault_exists(self) -> None:
         """Reads never create a vault (``open(create=False)``): a mistyped path says so instead."""
         if self._reads_need_vault and not self.vault.is_dir():
-            raise NotFound(f"no vault at {self.vault} (run: cairn init {self.vault})")
+            raise NotFound(f"no vault at {self.vault} (run: cairn --vault {self.vault} init)")
 
     def _scopes_allowed(self, scopes: Sequence[str]) -> tuple[str, ...]:
         checked = []
