@@ -102,10 +102,9 @@ class Freshness:
         else:
             seen, removed = self.stat_paths(notices)
         known = self.stamps.get
+        changed = sorted(path for path, stamp in seen.items() if known(path) != stamp)
         if verify:
-            changed = sorted(seen)
-        else:
-            changed = sorted(path for path, stamp in seen.items() if known(path) != stamp)
+            changed = sorted([*changed, *self._rewritten_in_place(seen)])
         # A name that is not UTF-8 can be neither stored nor shown as it is: never indexed, such a
         # file is "changed" at every look, so checking only changed paths finds every one.
         unnamed = [path for path in changed if not utf8_name(path)]
@@ -125,6 +124,19 @@ class Freshness:
                 self.needs_scan = True
                 return RefreshReport(scanned=len(seen), unchanged=len(seen), skipped=skipped)
         return self._catch_up(seen, changed, removed, unchanged, skipped, progress)
+
+    def _rewritten_in_place(self, seen: dict[str, tuple[int, int]]) -> list[str]:
+        """The files whose size and mtime match the index but whose bytes do not (a sync client
+        that sets mtimes): each is read and hashed here, in this process; none is parsed."""
+        same = [path for path, stamp in seen.items() if self.stamps.get(path) == stamp and utf8_name(path)]
+        digests = self.index.digests_of(same)
+        found = []
+        for path in same:
+            st = FileStat(path, *seen[path])
+            record = records.read_record(self.vault, st, st.mtime_ns, self.tz, digests.get(path))
+            if record is None or record.digest != digests.get(path):
+                found.append(path)
+        return found
 
     def _catch_up(
         self,
