@@ -19,12 +19,14 @@ class UpkeepMethods:
     """Mixed into ``Memory``; ``self`` is the Memory."""
 
     @_mends_index
-    def refresh(self) -> RefreshReport:
-        """Bring the index up to date with the files (only changed files are parsed). Being asked
-        for, it also hashes the files whose size and mtime did not change (docs/freshness.md)."""
+    def refresh(self, *, verify: bool = True) -> RefreshReport:
+        """Bring the index up to date with the files (only changed files are parsed). With
+        ``verify`` (``cairn refresh``) it also hashes the files whose size and mtime did not
+        change, to catch a sync client that rewrote one in place; without, it compares sizes and
+        mtimes only, as every call does before it runs (docs/freshness.md)."""
         with self._lock:
             self._vault_exists()
-            return self._fresh.sync(full=True, verify=True)
+            return self._fresh.sync(full=True, verify=verify)
 
     @_mends_index
     def reindex(self, progress: Progress | None = None) -> RefreshReport:
