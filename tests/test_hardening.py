@@ -410,7 +410,7 @@ def test_reads_of_a_missing_vault_create_nothing(tmp_path: Path, isolated_home: 
     missing = tmp_path / "typo" / "vault"
     with Memory.open(missing, home=isolated_home, create=False) as mem:
         for call in (mem.search, mem.status, mem.list, mem.doctor):
-            with pytest.raises(NotFound, match="no vault at .*cairn init"):
+            with pytest.raises(NotFound, match="no vault at .*cairn --vault .* init"):
                 call()  # type: ignore[operator]
         assert not missing.exists() and not missing.parent.exists()
         mem.write("First")  # a write makes it
