@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 import apsw
 
 from . import ablations, locomo, memory_sets, peers, scale, web_bench, yardstick
-from .common import REPO, RESULTS, MissingData
+from .common import REPO, RESULTS, MissingData, plain_summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
             text = f"## {part}\n\nFailed:\n\n```\n{traceback.format_exc()}```\n"
         print(text, flush=True)
         sections += [text, f"_{part}: {time.perf_counter() - t0:.0f} s_", ""]
+    if summary := plain_summary():
+        print(summary, flush=True)
+        sections.append(summary)
     header = [
         "# Cairn benchmarks",
         "",

@@ -105,7 +105,8 @@ def ablations() -> tuple[Ablation, ...]:
             ((analysis, "_long_forms", lambda typed, terms, stats, vocabulary: {}),),
         ),
         Ablation(
-            "equal field weights (title = permalink = tags = body)", ((candidates, "_WEIGHTS", "1, 1, 1, 1, 1"),)
+            "equal field weights (title = permalink = tags = body)",
+            ((candidates, "_WEIGHTS", "1, 1, 1, 1, 1"),),
         ),
         Ablation(
             "no link share (relation expansion: a linked note gains only where the query names the link's type)",
