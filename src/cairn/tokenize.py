@@ -43,6 +43,7 @@ __all__ = [
     "cjk_pairs",
     "compounds",
     "fold",
+    "has_content",
     "index_text",
     "is_cjk",
     "letter_digit_parts",
@@ -447,6 +448,25 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
         ``3月5日`` and ``2026-03-05`` ask for ``march`` and ``5``), as the index names it too, and
         a plural acronym as its singular (``VMs``: ``vm``, see ``acronym_singulars``).
     """
+    kept, stopped = _kept_and_stopped(text, stem)
+    return list(dict.fromkeys(kept or stopped))
+
+
+def has_content(text: str) -> bool:
+    """Whether ``text`` holds a word that is not a stopword, or a CJK character that is neither a
+    particle nor part of a function word (``猫`` in ``我的猫怎么了``, whose pairs all hold one)."""
+    if _kept_and_stopped(text, False)[0]:
+        return True
+    for kind, run in _runs(text):
+        if kind == "cjk":
+            function_at = {i for i in range(len(run) - 1) if run[i : i + 2] in _CJK_FUNCTION_PAIRS}
+            for i, char in enumerate(run):
+                if char not in _CJK_FUNCTION_CHARS and not function_at.intersection((i - 1, i)):
+                    return True
+    return False
+
+
+def _kept_and_stopped(text: str, stem: bool) -> tuple[list[str], list[str]]:
     kept: list[str] = []
     stopped: list[str] = []
     for kind, run in _runs(dates.as_asked(fold(_singular_acronyms(text)))):
@@ -468,7 +488,7 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
         else:
             term = _stem(run) if stem else run
             (stopped if run in _STOPWORDS else kept).append(term)
-    return list(dict.fromkeys(kept or stopped))
+    return kept, stopped
 
 
 def cjk_pairs(text: str) -> list[list[str]]:
