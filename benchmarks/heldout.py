@@ -33,6 +33,7 @@ KS = (5, 10)
 LIMIT = 10
 KINDS = ("simple", "conditional", "comparative", "aggregative", "two-part")
 HALVES = ("all", "dev", "held-out")
+GRANULARITIES = ("line", "note")
 LAYOUTS = {
     "day": "a note per day, a line per message",
     "message": "a note per message",
@@ -133,8 +134,9 @@ def notes_of(user: User, layout: str) -> list[tuple[str, list[Message]]]:
 
 
 def cairn_retriever(
-    user: User, layout: str, granularity: str, workdir: Path, stats: dict[str, int]
-) -> Retriever:
+    user: User, layout: str, workdir: Path, stats: dict[str, int]
+) -> Callable[[str], Retriever]:
+    """One vault of ``user``'s messages in ``layout``: a retriever for each granularity."""
     from cairn import Memory
     from cairn.errors import CairnError
 
@@ -158,13 +160,16 @@ def cairn_retriever(
                 line_ids[(note.path, obs.line)] = m.id
             in_note[note.path] = [m.id for m in messages]
 
-    def retrieve(question: str) -> list[list[str]]:
-        hits = mem.search(question, granularity=granularity, limit=LIMIT, include_sensitive=True)
-        if granularity == "note":
-            return [in_note.get(h.path, []) for h in hits]
-        return [[line_ids[(h.path, h.line)]] if (h.path, h.line) in line_ids else [] for h in hits]
+    def at(granularity: str) -> Retriever:
+        def retrieve(question: str) -> list[list[str]]:
+            hits = mem.search(question, granularity=granularity, limit=LIMIT, include_sensitive=True)
+            if granularity == "note":
+                return [in_note.get(h.path, []) for h in hits]
+            return [[line_ids[(h.path, h.line)]] if (h.path, h.line) in line_ids else [] for h in hits]
 
-    return retrieve
+        return retrieve
+
+    return at
 
 
 def plain_retriever(user: User, layout: str, granularity: str) -> Retriever:
@@ -199,20 +204,42 @@ def first_rank(results: Sequence[Sequence[str]], gold: frozenset[str]) -> int:
     return LIMIT + 1
 
 
-def evaluate(name: str, users: Sequence[User], build: Callable[[User], Retriever]) -> Scores:
-    per: dict[str, tuple[float, float, float, int]] = {}
-    for user in users:
-        retrieve = build(user)
-        for q in user.questions:
-            results = retrieve(q.text)
-            rank = first_rank(results, q.evidence)
-            per[f"{user.id}/{q.id}"] = (
-                recall_at(results, set(q.evidence), 5),
-                recall_at(results, set(q.evidence), 10),
-                1.0 / rank if rank <= LIMIT else 0.0,
-                rank,
-            )
-    return Scores(name, per)
+def evaluate(
+    users: Sequence[User], build: Callable[[User, str], Callable[[str], Retriever]]
+) -> dict[tuple[str, str], Scores]:
+    """Scores per (layout, granularity): ``build(user, layout)`` gives a retriever per granularity."""
+    per: dict[tuple[str, str], dict[str, tuple[float, float, float, int]]] = {}
+    for layout in LAYOUTS:
+        for user in users:
+            at = build(user, layout)
+            for granularity in GRANULARITIES:
+                retrieve = at(granularity)
+                for q in user.questions:
+                    results = retrieve(q.text)
+                    rank = first_rank(results, q.evidence)
+                    per.setdefault((layout, granularity), {})[f"{user.id}/{q.id}"] = (
+                        recall_at(results, set(q.evidence), 5),
+                        recall_at(results, set(q.evidence), 10),
+                        1.0 / rank if rank <= LIMIT else 0.0,
+                        rank,
+                    )
+    return {key: Scores(f"{key[1]} ({key[0]})", value) for key, value in per.items()}
+
+
+def cairn_scores(
+    users: Sequence[User], workdir: Path, stats: dict[str, int] | None = None
+) -> dict[tuple[str, str], Scores]:
+    counter = iter(range(10**9))
+    stats = {} if stats is None else stats
+    return evaluate(
+        users, lambda user, layout: cairn_retriever(user, layout, workdir / str(next(counter)), stats)
+    )
+
+
+def plain_scores(users: Sequence[User]) -> dict[tuple[str, str], Scores]:
+    return evaluate(
+        users, lambda user, layout: lambda granularity: plain_retriever(user, layout, granularity)
+    )
 
 
 def run(language: str, half: str = "all", workdir: Path | None = None, folder: Path | None = None) -> str:
@@ -227,46 +254,34 @@ def run(language: str, half: str = "all", workdir: Path | None = None, folder: P
     rows, kind_rows, lines = [], [], []
     part = f"heldout-{language}" + ("" if half == "all" else f" ({half})")
     with tempfile.TemporaryDirectory(prefix=f"cairn-heldout-{language}-", dir=workdir) as tmp:
-        counter = iter(range(10**9))
-        for layout, described in LAYOUTS.items():
-            for granularity in ("line", "note"):
-
-                def cairn_build(
-                    user: User, layout: str = layout, granularity: str = granularity
-                ) -> Retriever:
-                    where = Path(tmp) / str(next(counter))
-                    return cairn_retriever(user, layout, granularity, where, stats)
-
-                def plain_build(
-                    user: User, layout: str = layout, granularity: str = granularity
-                ) -> Retriever:
-                    return plain_retriever(user, layout, granularity)
-
-                cairn = evaluate("Cairn", users, cairn_build)
-                plain = evaluate("plain bigram BM25", users, plain_build)
-                label = f"{granularity} hits, {described}"
-                better = sum(1 for k, _ in questions if cairn.per_question[k][3] < plain.per_question[k][3])
-                worse = sum(1 for k, _ in questions if cairn.per_question[k][3] > plain.per_question[k][3])
-                rows.append(
-                    [
-                        label,
-                        *(f"{_m(cairn, keyed, i)} / {_m(plain, keyed, i)}" for i in range(3)),
-                        f"{better} / {worse}",
-                    ]
-                )
-                kind_rows.append(
-                    [
-                        label,
-                        *(
-                            f"{_m(cairn, [k for k in keyed if k.kind == kind], 0)} / "
-                            f"{_m(plain, [k for k in keyed if k.kind == kind], 0)}"
-                            for kind in kinds
-                        ),
-                    ]
-                )
-                plain_bar(
-                    part, f"{granularity} ({layout})", "R@5", _mean(cairn, keyed, 0), _mean(plain, keyed, 0)
-                )
+        cairn_all = cairn_scores(users, Path(tmp), stats)
+    plain_all = plain_scores(users)
+    for layout, described in LAYOUTS.items():
+        for granularity in GRANULARITIES:
+            cairn, plain = cairn_all[layout, granularity], plain_all[layout, granularity]
+            label = f"{granularity} hits, {described}"
+            better = sum(1 for k, _ in questions if cairn.per_question[k][3] < plain.per_question[k][3])
+            worse = sum(1 for k, _ in questions if cairn.per_question[k][3] > plain.per_question[k][3])
+            rows.append(
+                [
+                    label,
+                    *(f"{_m(cairn, keyed, i)} / {_m(plain, keyed, i)}" for i in range(3)),
+                    f"{better} / {worse}",
+                ]
+            )
+            kind_rows.append(
+                [
+                    label,
+                    *(
+                        f"{_m(cairn, [k for k in keyed if k.kind == kind], 0)} / "
+                        f"{_m(plain, [k for k in keyed if k.kind == kind], 0)}"
+                        for kind in kinds
+                    ),
+                ]
+            )
+            plain_bar(
+                part, f"{granularity} ({layout})", "R@5", _mean(cairn, keyed, 0), _mean(plain, keyed, 0)
+            )
     counts = ", ".join(f"{kind} {sum(1 for _, q in questions if q.kind == kind)}" for kind in kinds)
     lines += [
         f"## Held-out set, {'Chinese' if language == 'zh' else 'English'} ({half} users)",

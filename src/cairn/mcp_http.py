@@ -254,7 +254,9 @@ def serve_http(
     print(http_banner(host, port, token, allow_hosts), file=sys.stderr, flush=True)
     from .web import login_link
 
-    print(f"\nWeb panel (log in by opening this link once):\n  {login_link(host, port, token)}", file=sys.stderr)
+    print(
+        f"\nWeb panel (log in by opening this link once):\n  {login_link(host, port, token)}", file=sys.stderr
+    )
     print(f"\nVault: {memory.vault}\nIndex: {memory.index_path}\n", file=sys.stderr, flush=True)
     # Handed the socket already bound: the banner shows only an address that is really ours.
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])

@@ -780,7 +780,12 @@ class Memory:
             return dream_config.update(place, **changes).to_dict()
 
     def dream_run(
-        self, scope: str | None = None, *, trigger: str = "manual", transport: Any = None, call_tool: Any = None
+        self,
+        scope: str | None = None,
+        *,
+        trigger: str = "manual",
+        transport: Any = None,
+        call_tool: Any = None,
     ) -> dict[str, Any]:
         """Run one dream now with the model of dream.json (``governance.dream_runner.run``)."""
         from .governance import dream_runner
@@ -788,7 +793,9 @@ class Memory:
         place = self._governance_place(scope)
         return dream_runner.run(place, trigger=trigger, transport=transport, call_tool=call_tool)
 
-    def dream_tick(self, scope: str | None = None, *, now: datetime | None = None, transport: Any = None) -> Any:
+    def dream_tick(
+        self, scope: str | None = None, *, now: datetime | None = None, transport: Any = None
+    ) -> Any:
         """Run the scope's daily dream if it is due (the day is stamped first); None if not due."""
         from .governance import dream_runner
 

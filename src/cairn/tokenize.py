@@ -43,6 +43,7 @@ __all__ = [
     "cjk_pairs",
     "compounds",
     "fold",
+    "function_pairs",
     "has_content",
     "index_text",
     "is_cjk",
@@ -450,6 +451,12 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
     """
     kept, stopped = _kept_and_stopped(text, stem)
     return list(dict.fromkeys(kept or stopped))
+
+
+def function_pairs(text: str) -> list[str]:
+    """The CJK pairs ``query_terms`` leaves out of a query as particles, question or function
+    words, or pairs straddling them (``用的``, ``的电``, ``什么``), in order."""
+    return list(dict.fromkeys(t for t in _kept_and_stopped(text, False)[1] if len(t) == 2 and is_cjk(t)))
 
 
 def has_content(text: str) -> bool:

@@ -215,7 +215,9 @@ def replace_text(mem: Memory, scope: str, permalink: str, text: str, if_version:
             try:
                 return stamp(mem, note, text)
             except DamagedNote as exc:
-                raise InvalidInput(f"that text would not read as a note ({exc.message}); nothing changed") from exc
+                raise InvalidInput(
+                    f"that text would not read as a note ({exc.message}); nothing changed"
+                ) from exc
 
         return commit(mem, rel, change)
 

@@ -18,6 +18,10 @@ SHORT_FORMS = 4
 SHORT_FORM_RUN = 4  # ... each typed in a word of at most this many characters,
 UNKNOWN_WORD_PAIRS = 3  # ... or among at least this many pairs in a row that no note holds
 LONG_FORMS = 3  # names one short form may stand for; more, and it stands for none of them
+# A Chinese function pair (用的, 的电, 什么) that some note holds is asked for, at its IDF, beside
+# the query's content words; one that no note holds costs nothing. (benchmarks/results/
+# ablations.md, row "Chinese function pairs left out of queries")
+FUNCTION_PAIRS_BY_IDF = True
 MAX_QUERY_TERMS = 64  # a longer query (a pasted page) searches for its rarest terms the vault holds
 # A shorter English term is a whole word, not the start of one: as a prefix, ``car`` would find
 # ``card`` and ``career``, and ``wed`` (the stem of ``wedding``) ``wednesday``.
@@ -82,7 +86,12 @@ def analyse(query: str, vocabulary: Vocabulary) -> Analysis:
         joins = {joined: parts for joined, parts in compounds.items() if joined not in terms}
     splits = {t: s for t in terms if (s := tokenize.letter_digit_parts(t, stem=tokenize.STEM_ENGLISH))}
     pieces = [p for split in splits.values() for p in split]
-    asked = dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms, *joins, *pieces])
+    functional = (
+        [p for p in tokenize.function_pairs(query) if p not in terms] if FUNCTION_PAIRS_BY_IDF else []
+    )
+    asked = dict.fromkeys(
+        [*terms, *(p for pairs in runs for p in pairs), *short_forms, *joins, *pieces, *functional]
+    )
     stats = vocabulary.term_stats(list(asked))
     # A term no note holds is asked as what it may be written as instead.
     instead = {t: split for t, split in splits.items() if not stats.docs.get(t)}
@@ -95,6 +104,7 @@ def analyse(query: str, vocabulary: Vocabulary) -> Analysis:
         if unasked := [t for t in terms if t not in asked]:
             more = vocabulary.term_stats(unasked)
             stats = TermStats(stats.notes, {**stats.docs, **more.docs}, {**stats.public, **more.public})
+    terms += [p for p in functional if stats.docs.get(p, 0) > 0 and p not in terms]
     if len(terms) > MAX_QUERY_TERMS:
         # A pasted page: its rarest words that the vault holds carry the query (BM25 would
         # weigh the rest near zero), and a bounded query stays fast.
