@@ -33,12 +33,24 @@ HELDOUT = {
     for suffix, half in (("", "all"), ("-dev", "dev"), ("-held", "held-out"))
 }
 
+# Each special case switched off on one half of the held-out sets (the dev half while working).
+ABLATIONS_HELDOUT = {"ablations-heldout": "held-out", "ablations-dev": "dev"}
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[2])
     ap.add_argument(
         "--only",
-        choices=("locomo", *memory_sets.SETS, *HELDOUT, "scale", "peers", "ablations", "web"),
+        choices=(
+            "locomo",
+            *memory_sets.SETS,
+            *HELDOUT,
+            "scale",
+            "peers",
+            "ablations",
+            *ABLATIONS_HELDOUT,
+            "web",
+        ),
         action="append",
         help="run only these (repeatable)",
     )
@@ -80,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
                 text = peers.run(args.peer_notes)
             elif part == "ablations":
                 text = ablations.run()
+            elif part in ABLATIONS_HELDOUT:
+                text = ablations.run_heldout(ABLATIONS_HELDOUT[part])
             elif part == "web":
                 text = web_bench.run(n)
             else:

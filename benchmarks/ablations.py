@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import feedback, locomo, memory_sets
+from . import feedback, heldout, locomo, memory_sets
 from .common import md_table
 
 
@@ -59,10 +59,15 @@ def _blend_with_neighbours(ranking: Any) -> Callable[..., list[float]]:
 def ablations() -> tuple[Ablation, ...]:
     """The rows, Cairn as shipped first (imported here: the baselines run without Cairn)."""
     from cairn import dates, english, ranking, tokenize
-    from cairn.search import analysis, candidates, linked
+    from cairn.search import analysis, candidates, linked, run
 
     return (
         Ablation("as shipped", ()),
+        Ablation(
+            "a question that asks two things searched whole (no parts)",
+            ((run, "question_parts", lambda query: [query]),),
+        ),
+        Ablation("Chinese function pairs left out of queries", ((analysis, "FUNCTION_PAIRS_BY_IDF", False),)),
         Ablation("no English stemming (Snowball)", ((tokenize, "STEM_ENGLISH", False),)),
         Ablation("English stopwords kept in queries", ((tokenize, "_STOPWORDS", frozenset()),)),
         Ablation(
@@ -186,6 +191,71 @@ def _sets(
             f"{scores.overall[0]:.3f} / {scores.overall[1]:.3f}; {quiet}/{none}, {confident}/{answerable}"
         )
     return cells
+
+
+def heldout_ablations() -> tuple[Ablation, ...]:
+    """The rows run on the held-out sets: each special case of ranking the issue names (and the two
+    it asked for), as shipped first and last (their two readings are the run-to-run spread)."""
+    from cairn import tokenize
+    from cairn.search import analysis
+
+    rows = {row.label: row for row in ablations()}
+    wanted = [
+        "as shipped",
+        "a question that asks two things searched whole (no parts)",
+        "Chinese function pairs left out of queries",
+        "CJK seams kept in queries",
+        "lines: no share of the note's score (session context)",
+        "lines: no answer share (the line after a question takes none of its score)",
+        "lines: no weight for a category naming a query word",
+        "lines: no coordination (plain BM25 per line)",
+        "lines: coordination over the line alone, not with the lines beside it",
+    ]
+    return (
+        *(rows[label] for label in wanted),
+        Ablation(
+            "no acronyms (of names, or of queries written out)", ((tokenize, "ACRONYM_LETTERS", (0, -1)),)
+        ),
+        Ablation(
+            "no Chinese short forms (社会工作者: 社工 in names; 工行: 工商银行)",
+            (
+                (tokenize, "ABBREVIATION_CHARS", (0, -1)),
+                (analysis, "_long_forms", lambda typed, terms, stats, vocabulary: {}),
+            ),
+        ),
+        Ablation("as shipped (again: the run-to-run spread)", ()),
+    )
+
+
+def run_heldout(half: str = "held-out", workdir: Path | None = None) -> str:
+    """Each row of ``heldout_ablations`` on one half of both held-out sets: R@5 / MRR per
+    language, layout and granularity."""
+    users = {language: heldout.load(language, half) for language in ("zh", "en")}
+    keys = [
+        (lang, layout, gran) for lang in users for layout in heldout.LAYOUTS for gran in heldout.GRANULARITIES
+    ]
+    rows = []
+    for ablation in heldout_ablations():
+        with applied(ablation), tempfile.TemporaryDirectory(prefix="cairn-ablation-", dir=workdir) as tmp:
+            scores = {lang: heldout.cairn_scores(users[lang], Path(tmp) / lang) for lang in users}
+        cells = []
+        for lang, layout, gran in keys:
+            per = scores[lang][layout, gran].per_question.values()
+            cells.append(f"{sum(p[0] for p in per) / len(per):.3f} / {sum(p[2] for p in per) / len(per):.3f}")
+        rows.append([ablation.label, *cells])
+        print(f"[ablations] {half}: {ablation.label}", flush=True)
+    questions = {lang: sum(len(u.questions) for u in users[lang]) for lang in users}
+    return "\n".join(
+        [
+            f"## Ablations on the held-out sets ({half} half: {', '.join(f'{lang} {len(users[lang])} users, {questions[lang]} questions' for lang in users)})",
+            "",
+            "R@5 / MRR of the evidence messages; a vault per user and layout (day: a note per day, a line per "
+            "message; message: a note per message), line and note hits.",
+            "",
+            md_table(["row", *(f"{lang} {gran} ({layout})" for lang, layout, gran in keys)], rows),
+            "",
+        ]
+    )
 
 
 def run(workdir: Path | None = None) -> str:
