@@ -1,5 +1,5 @@
-"""One search, from a query's text to its hits: each stage of this package in order, once per
-part of a question that asks several things (``parts``), their hits then taken in turn."""
+"""One search, from a query's text to its hits: each stage of this package in order, for the
+whole query and, for a question that asks several things (``parts``), for each part too."""
 
 from __future__ import annotations
 
@@ -18,21 +18,24 @@ from .vocabulary import IndexVocabulary
 
 def search(index: Index, query: str, filters: Filters, limit: int, granularity: str) -> list[Hit]:
     """The hits of ``query``, best first. A question that asks several things (``parts``) is
-    searched part by part, and the hits taken from each in turn (a hit found by two parts, once):
-    the best evidence of every part comes near the top, whichever part has more words. Each hit's
-    score and coverage are those of the part that found it."""
+    also searched part by part: the best hit of each part comes first, in the order asked, then
+    the hits of the whole question (each hit once). Ranked whole, the part with more or rarer
+    words would fill the first hits; the whole question still ranks the rest, since a part read
+    alone loses what the others say ("她" in "王老师教哪门课？另外她暑假去哪儿？"). Each hit's
+    score and coverage are those of the search that found it."""
     parts = question_parts(query)
+    whole = _search(index, query, filters, limit, granularity)
     if len(parts) == 1:
-        return _search(index, query, filters, limit, granularity)
-    found: list[Hit] = []
+        return whole
+    bests = [found[:1] for found in (_search(index, part, filters, 1, granularity) for part in parts)]
+    hits: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
-    per_part = [_search(index, part, filters, limit, granularity) for part in parts]
-    for hit in itertools.chain.from_iterable(itertools.zip_longest(*per_part)):
-        key = (hit.scope, hit.path, hit.line if granularity == "line" else 0) if hit else None
-        if key and key not in seen:
+    for hit in itertools.chain(*bests, whole):
+        key = (hit.scope, hit.path, hit.line if granularity == "line" else 0)
+        if key not in seen:
             seen.add(key)
-            found.append(hit)
-    return found[:limit]
+            hits.append(hit)
+    return hits[:limit]
 
 
 def _search(index: Index, query: str, filters: Filters, limit: int, granularity: str) -> list[Hit]:
