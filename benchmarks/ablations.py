@@ -228,8 +228,8 @@ def heldout_ablations() -> tuple[Ablation, ...]:
 
 
 def run_heldout(half: str = "held-out", workdir: Path | None = None) -> str:
-    """Each row of ``heldout_ablations`` on one half of both held-out sets: R@5 / MRR per
-    language, layout and granularity."""
+    """Each row of ``heldout_ablations`` on one half of both held-out sets: R@5 / MRR / top hit
+    above the relevance bar, per language, layout and granularity."""
     users = {language: heldout.load(language, half) for language in ("zh", "en")}
     keys = [
         (lang, layout, gran) for lang in users for layout in heldout.LAYOUTS for gran in heldout.GRANULARITIES
@@ -241,7 +241,7 @@ def run_heldout(half: str = "held-out", workdir: Path | None = None) -> str:
         cells = []
         for lang, layout, gran in keys:
             per = scores[lang][layout, gran].per_question.values()
-            cells.append(f"{sum(p[0] for p in per) / len(per):.3f} / {sum(p[2] for p in per) / len(per):.3f}")
+            cells.append(" / ".join(f"{sum(p[i] for p in per) / len(per):.3f}" for i in (0, 2, 4)))
         rows.append([ablation.label, *cells])
         print(f"[ablations] {half}: {ablation.label}", flush=True)
     questions = {lang: sum(len(u.questions) for u in users[lang]) for lang in users}
@@ -249,7 +249,7 @@ def run_heldout(half: str = "held-out", workdir: Path | None = None) -> str:
         [
             f"## Ablations on the held-out sets ({half} half: {', '.join(f'{lang} {len(users[lang])} users, {questions[lang]} questions' for lang in users)})",
             "",
-            "R@5 / MRR of the evidence messages; a vault per user and layout (day: a note per day, a line per "
+            "R@5 / MRR of the evidence messages / share of questions whose top hit is above the relevance bar; a vault per user and layout (day: a note per day, a line per "
             "message; message: a note per message), line and note hits.",
             "",
             md_table(["row", *(f"{lang} {gran} ({layout})" for lang, layout, gran in keys)], rows),

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .baselines import PlainBigrams
 from .common import a_minute_apart, md_table, mean, plain_bar, recall_at
+from .memory_sets import COVERAGE_BAR
 
 DATA = Path(__file__).resolve().parent / "data" / "heldout"
 KS = (5, 10)
@@ -163,6 +164,7 @@ def cairn_retriever(
     def at(granularity: str) -> Retriever:
         def retrieve(question: str) -> list[list[str]]:
             hits = mem.search(question, granularity=granularity, limit=LIMIT, include_sensitive=True)
+            retrieve.above_bar = bool(hits) and (hits[0].coverage or 0.0) >= COVERAGE_BAR  # type: ignore[attr-defined]
             if granularity == "note":
                 return [in_note.get(h.path, []) for h in hits]
             return [[line_ids[(h.path, h.line)]] if (h.path, h.line) in line_ids else [] for h in hits]
@@ -190,7 +192,8 @@ def plain_retriever(user: User, layout: str, granularity: str) -> Retriever:
 @dataclass
 class Scores:
     name: str
-    per_question: dict[str, tuple[float, float, float, int]]  # id -> R@5, R@10, RR, rank of first evidence
+    # id -> R@5, R@10, RR, rank of the first evidence, whether the top hit is above the bar (Cairn)
+    per_question: dict[str, tuple[float, float, float, int, float]]
 
     def figure(self, questions: Sequence[Question], at: int) -> float:
         return mean(self.per_question[q.id][at] for q in questions)
@@ -208,7 +211,7 @@ def evaluate(
     users: Sequence[User], build: Callable[[User, str], Callable[[str], Retriever]]
 ) -> dict[tuple[str, str], Scores]:
     """Scores per (layout, granularity): ``build(user, layout)`` gives a retriever per granularity."""
-    per: dict[tuple[str, str], dict[str, tuple[float, float, float, int]]] = {}
+    per: dict[tuple[str, str], dict[str, tuple[float, float, float, int, float]]] = {}
     for layout in LAYOUTS:
         for user in users:
             at = build(user, layout)
@@ -217,11 +220,13 @@ def evaluate(
                 for q in user.questions:
                     results = retrieve(q.text)
                     rank = first_rank(results, q.evidence)
+                    above = getattr(retrieve, "above_bar", None)
                     per.setdefault((layout, granularity), {})[f"{user.id}/{q.id}"] = (
                         recall_at(results, set(q.evidence), 5),
                         recall_at(results, set(q.evidence), 10),
                         1.0 / rank if rank <= LIMIT else 0.0,
                         rank,
+                        float("nan") if above is None else float(above),
                     )
     return {key: Scores(f"{key[1]} ({key[0]})", value) for key, value in per.items()}
 
@@ -267,6 +272,7 @@ def run(language: str, half: str = "all", workdir: Path | None = None, folder: P
                     label,
                     *(f"{_m(cairn, keyed, i)} / {_m(plain, keyed, i)}" for i in range(3)),
                     f"{better} / {worse}",
+                    _m(cairn, keyed, 4),
                 ]
             )
             kind_rows.append(
@@ -289,7 +295,17 @@ def run(language: str, half: str = "all", workdir: Path | None = None, folder: P
         f"{len(users)} users, {sum(len(u.messages) for u in users)} messages, {len(questions)} questions with "
         f"evidence ({counts}). Each cell: Cairn / plain bigram BM25 over the same notes or lines, this run.",
         "",
-        md_table(["layout", "R@5", "R@10", "MRR", "first evidence ranked better / worse"], rows),
+        md_table(
+            [
+                "layout",
+                "R@5",
+                "R@10",
+                "MRR",
+                "first evidence ranked better / worse",
+                "Cairn's top hit above the bar",
+            ],
+            rows,
+        ),
         "",
         "Per kind, R@5 (Cairn / plain bigram BM25):",
         "",
@@ -303,7 +319,8 @@ def run(language: str, half: str = "all", workdir: Path | None = None, folder: P
         }[half]
         + "; a vault per user and layout, written through `Memory.write` and searched through `Memory.search` "
         "(sensitive notes included). A message the guard reads as a secret is written in a sensitive note: "
-        f"{stats.get('sensitive', 0)} such notes. Plain bigram BM25: FTS5 bm25() over the lines as written "
+        f"{stats.get('sensitive', 0)} such notes. The last column: the share of questions whose top hit has "
+        f"`coverage` >= {COVERAGE_BAR} (Cairn's relevance bar; every question here has an answer). Plain bigram BM25: FTS5 bm25() over the lines as written "
         "(`[place] text (HH:MM)`), or each note's title and lines, pre-split into CJK character bigrams and "
         "lower-cased words; query = OR of its own bigrams and words.",
     ]
