@@ -210,6 +210,8 @@ def heldout_ablations() -> tuple[Ablation, ...]:
         "lines: no weight for a category naming a query word",
         "lines: no coordination (plain BM25 per line)",
         "lines: coordination over the line alone, not with the lines beside it",
+        "lines: vault-wide IDF only",
+        "lines: BM25's usual k1 1.2 / b 0.75",
     ]
     return (
         *(rows[label] for label in wanted),
