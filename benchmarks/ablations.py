@@ -37,13 +37,10 @@ NEIGHBOUR_SHARE = 0.3  # the share of its best neighbour's score that every line
 
 def _blend_with_neighbours(ranking: Any) -> Callable[..., list[float]]:
     """``ranking.blend`` as it was: each line also took ``NEIGHBOUR_SHARE`` of its best
-    neighbour's own score, and the line after a question the larger of that and its answer share.
-    Labels weighed a line's own words only then, so ``labelled`` is not read."""
+    neighbour's own score, and the line after a question the larger of that and its answer share."""
     blend = ranking.blend
 
-    def blended(
-        lines: Sequence[str], line_scores: Sequence[float], note_share: float, labelled: Sequence[bool] = ()
-    ) -> list[float]:
+    def blended(lines: Sequence[str], line_scores: Sequence[float], note_share: float) -> list[float]:
         with_answers = blend(lines, line_scores, 0.0)  # each line's own score and answer share
         out = []
         for i, (own, answered) in enumerate(zip(line_scores, with_answers, strict=True)):
@@ -68,16 +65,6 @@ def ablations() -> tuple[Ablation, ...]:
             ((run, "question_parts", lambda query: [query]),),
         ),
         Ablation("Chinese function pairs left out of queries", ((analysis, "FUNCTION_PAIRS_BY_IDF", False),)),
-        Ablation(
-            "added, not shipped: English stopwords a note holds asked for at their IDF",
-            ((analysis, "STOPWORDS_BY_IDF", True),),
-        ),
-        Ablation("no English stemming (Snowball)", ((tokenize, "STEM_ENGLISH", False),)),
-        Ablation("English stopwords kept in queries", ((tokenize, "_STOPWORDS", frozenset()),)),
-        Ablation(
-            "Chinese particles, question and function words kept in queries",
-            ((tokenize, "_CJK_FUNCTION_CHARS", frozenset()), (tokenize, "_CJK_FUNCTION_PAIRS", frozenset())),
-        ),
         Ablation("CJK seams kept in queries", ((tokenize, "seams", lambda runs, known, asked: set()),)),
         Ablation(
             "no acronyms (of names, or of queries written out), no Chinese abbreviations",
@@ -125,15 +112,6 @@ def ablations() -> tuple[Ablation, ...]:
         Ablation(
             "lines: no answer share (the line after a question takes none of its score)",
             ((ranking, "ANSWER_SHARE", 0.0),),
-        ),
-        Ablation(
-            "lines: no weight for a category naming a query word",
-            ((ranking, "LABEL_SHARE", 0.0), (ranking, "LABEL_CONTEXT_SHARE", 0.0)),
-        ),
-        Ablation(
-            "lines: such a category weighs the line's own words only, not its note's and question's"
-            " shares (shipped until 2 December)",
-            ((ranking, "LABEL_CONTEXT_SHARE", 0.0),),
         ),
         Ablation("lines: no coordination (plain BM25 per line)", ((ranking, "COORDINATION", 0.0),)),
         Ablation(
@@ -208,11 +186,9 @@ def heldout_ablations() -> tuple[Ablation, ...]:
         "as shipped",
         "a question that asks two things searched whole (no parts)",
         "Chinese function pairs left out of queries",
-        "added, not shipped: English stopwords a note holds asked for at their IDF",
         "CJK seams kept in queries",
         "lines: no share of the note's score (session context)",
         "lines: no answer share (the line after a question takes none of its score)",
-        "lines: no weight for a category naming a query word",
         "lines: no coordination (plain BM25 per line)",
         "lines: coordination over the line alone, not with the lines beside it",
         "lines: vault-wide IDF only",

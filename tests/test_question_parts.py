@@ -59,7 +59,10 @@ def test_each_part_of_a_two_part_question_has_its_answer_near_the_top(memory: Me
     assert any("iPhone13" in line for line in first_two), first_two
     assert any("购物节" in line for line in first_two), first_two
     # Asked whole, the many lines about the shopping festival fill the first five.
-    whole = [_line(memory, h) for h in memory.search("我的手机是什么型号，购物节的主要内容是什么？", granularity="line", limit=5)]
+    whole = [
+        _line(memory, h)
+        for h in memory.search("我的手机是什么型号，购物节的主要内容是什么？", granularity="line", limit=5)
+    ]
     assert not any("iPhone13" in line for line in whole), whole
 
 

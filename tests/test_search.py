@@ -468,26 +468,6 @@ def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:
 
 
 @pytest.mark.parametrize(
-    ("lines", "query", "labelled"),
-    [
-        (["[Bob] Alice, pottery sounds fun", "[Alice] pottery keeps me calm"], "alice pottery", 2),
-        (["[李娜] 张伟，陶艺好玩", "[张伟] 陶艺让我平静"], "张伟 陶艺", 2),
-        # Both lines name both people: the one labelled with the name asked leads, whichever it is.
-        (["[Bob] Alice, pottery is so calm", "[Alice] Bob, pottery is so calm"], "alice pottery", 2),
-        (["[Alice] Bob, pottery is so calm", "[Bob] Alice, pottery is so calm"], "bob pottery", 2),
-    ],
-)
-def test_a_line_whose_category_names_what_was_asked_leads(
-    filled: Memory, lines: list[str], query: str, labelled: int
-) -> None:
-    # The same words on both lines; on the one labelled with a word asked, it is about that.
-    note = filled.write("Chat", observations=lines)
-    top = filled.search(query, granularity="line", limit=1)[0]
-    observations = filled.read(note.permalink).observations
-    assert top.line == observations[labelled - 1].line
-
-
-@pytest.mark.parametrize(
     ("lines", "query", "order"),
     [
         (
@@ -540,18 +520,6 @@ def test_the_answer_share_goes_to_the_next_line_unless_it_is_a_heading() -> None
     assert ranking.blend(["- [Bob] chess", question], [0.0, 2.0], 0.0)[0] == 0.0  # not its answer
     # A line that asks nothing shares nothing: its neighbour's snippet shows it anyway.
     assert ranking.blend(["- [Bob] I play chess", "- [Bob] daily"], [2.0, 0.0], 0.0)[1] == 0.0
-
-
-def test_a_labelled_line_takes_more_of_what_its_note_and_question_give() -> None:
-    # Two replies the note lifts alike: the one labelled with a word asked (Maria's, for a
-    # question about Maria) leads, by its share of the note's score and of the question's too.
-    lines = ["- [John] How was the retreat?", "- [Maria] calm", "- [John] loud"]
-    alike = ranking.blend(lines, [0.0, 0.0, 0.0], 1.0, [False, True, False])
-    assert alike[1] > alike[2] == ranking.NOTE_SHARE
-    answered = ranking.blend(lines, [2.0, 0.0, 0.0], 1.0, [False, True, False])
-    unlabelled = ranking.blend(lines, [2.0, 0.0, 0.0], 1.0)
-    assert answered[1] > unlabelled[1] == 2.0 * ranking.ANSWER_SHARE + ranking.NOTE_SHARE
-    assert answered[0] == unlabelled[0] and answered[2] == unlabelled[2]
 
 
 def test_a_question_is_a_line_that_ends_in_a_question_mark() -> None:

@@ -11,10 +11,7 @@ repeated on every line of one note says little about which of its lines answers.
 is then scaled by the share of the query's weight it holds with the lines beside it
 (``COORDINATION``, ``COORDINATION_REACH``): one line that says two of the things asked beats one
 that says a single thing twice, and a reply that names one thing asked, right after the line
-that names the other, holds both as the reader sees them. An observation whose category
-names a query term (``- [Melanie] ...`` for a question about Melanie) is a line labelled as about
-what was asked: its own words weigh more (``LABEL_SHARE``), as a title match weighs more in a
-note, and so does all it takes from its note and its question (``LABEL_CONTEXT_SHARE``). The
+that names the other, holds both as the reader sees them. The
 line after a question (``asks``) takes all of the question's score as well as its own
 (``ANSWER_SHARE``): it is most likely the answer, and answers seldom repeat the words asked.
 Other lines take nothing of their neighbours' scores: a neighbour's words already count toward
@@ -34,7 +31,6 @@ from functools import cached_property
 from typing import NamedTuple
 
 from . import tokenize
-from .observation_line import category_of
 
 # Lines are short and similar in length: term frequency saturates early and length matters less
 # than in whole documents. (benchmarks/results/ablations.md, row "lines: BM25's usual k1 1.2 / b 0.75")
@@ -55,16 +51,6 @@ COORDINATION_REACH = 1
 # of the query (its title, date, tags). (benchmarks/results/ablations.md, row "lines: no share of
 # the note's score (session context)")
 NOTE_SHARE = 0.7
-# A line's own score grows by this share when its category names a query term. BM25F-style
-# field weights cannot do it: a name on every other line has too small an IDF for its tf to count.
-# (benchmarks/results/ablations.md, row "lines: no weight for a category naming a query word")
-LABEL_SHARE = 0.5
-# A labelled line's whole score, its shares of its note and its question too, grows by this share:
-# of a note's lines that the note's score lifts alike, the ones labelled as about what was asked
-# lead (in a talk about Maria's yoga, Maria's lines before John's). Kept small: questions that
-# name the wrong speaker on purpose lose by it. (benchmarks/results/ablations.md, row "lines: such
-# a category weighs the line's own words only, not its note's and question's shares (shipped until 2 December)")
-LABEL_CONTEXT_SHARE = 0.2
 # The share of a question's own score that the line after it takes. A reply says "mostly chess"
 # to "which games do you play?": read together, the two are one answer. (benchmarks/results/
 # ablations.md, row "lines: no answer share (the line after a question takes none of its score)")
@@ -85,8 +71,6 @@ class Query:
     weights: Mapping[str, float]
     prefixes: frozenset[str]
     stands_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # Whether each observation category seen so far names a term: a vault reuses a few categories.
-    _names_a_term: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def probes(self) -> tuple[str, ...]:
@@ -96,14 +80,6 @@ class Query:
         ``appt`` for ``appoint``: ``tokenize.written_forms``)."""
         trimmed = (t[:-1] if t.isascii() and len(t) > 3 else t for t in self.terms)
         return tuple(dict.fromkeys([*trimmed, *(f for t in self.terms for f in tokenize.written_forms(t))]))
-
-    def names_a_term(self, category: str) -> bool:
-        """Whether an observation's category (folded) holds one of the terms."""
-        named = self._names_a_term.get(category)
-        if named is None:
-            words = tokenize.tokens(category, stem=tokenize.STEM_ENGLISH, folded=True)
-            named = self._names_a_term[category] = not set(self.terms).isdisjoint(words)
-        return named
 
     @cached_property
     def shorter(self) -> dict[str, str]:
@@ -158,11 +134,10 @@ class Query:
 
 class Counted(NamedTuple):
     """What ranking needs of a text that may hold a query term (``term_counts``): how often it
-    holds each term it holds, how many tokens it has, and whether its category names a term."""
+    holds each term it holds, and how many tokens it has."""
 
     tf: dict[str, int]
     length: int
-    labelled: bool
 
 
 def for_lines(query: Query, counted: Iterable[Sequence[Counted | None]]) -> Query:
@@ -277,8 +252,7 @@ def _counted(counts: Counter[str], query: Query, folded: str) -> Counted:
             n = counts.get(query.shorter[term], 0)
         if n:
             tf[term] = n
-    labelled = bool(tf and (category := category_of(folded)) and query.names_a_term(category))
-    return Counted(tf, sum(counts.values()), labelled)
+    return Counted(tf, sum(counts.values()))
 
 
 def line_bm25(
@@ -305,8 +279,6 @@ def line_bm25(
             for term in query.terms:  # in query order: a sum's last bit depends on it
                 if tf := counts.tf.get(term, 0):
                     score += query.weights[term] * tf * (K1 + 1) / (tf + norm)
-            if counts.labelled:
-                score *= 1 + LABEL_SHARE
         if score:
             held = query.held_weight(_terms_near(counted, i))
             score *= min(1.0, held / total_weight) ** COORDINATION
@@ -369,21 +341,15 @@ def asks(line: str) -> bool:
             end = start
 
 
-def blend(
-    lines: Sequence[str], line_scores: Sequence[float], note_share: float, labelled: Sequence[bool] = ()
-) -> list[float]:
+def blend(lines: Sequence[str], line_scores: Sequence[float], note_share: float) -> list[float]:
     """Each line's own score, plus a share of its note's; the line after a question takes
-    ``ANSWER_SHARE`` of the question's, unless it heads the next section. A line ``labelled`` as
-    about a term asked (``Counted.labelled``) takes ``LABEL_CONTEXT_SHARE`` more of all three."""
+    ``ANSWER_SHARE`` of the question's, unless it heads the next section."""
     blended = []
     for i, own in enumerate(line_scores):
         answer = 0.0
         if i and (before := line_scores[i - 1]) and asks(lines[i - 1]) and not is_heading(lines[i]):
             answer = ANSWER_SHARE * before
-        score = own + answer + NOTE_SHARE * note_share
-        if i < len(labelled) and labelled[i]:
-            score *= 1 + LABEL_CONTEXT_SHARE
-        blended.append(score)
+        blended.append(own + answer + NOTE_SHARE * note_share)
     return blended
 
 

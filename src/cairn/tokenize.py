@@ -459,11 +459,6 @@ def function_pairs(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in _kept_and_stopped(text, False)[1] if len(t) == 2 and is_cjk(t)))
 
 
-def stopwords_in(text: str, *, stem: bool = False) -> list[str]:
-    """The English stopwords ``query_terms`` leaves out of a query, as terms, in order."""
-    return list(dict.fromkeys(t for t in _kept_and_stopped(text, stem)[1] if t.isascii()))
-
-
 def has_content(text: str) -> bool:
     """Whether ``text`` holds a word that is not a stopword, or a CJK character that is neither a
     particle nor part of a function word (``猫`` in ``我的猫怎么了``, whose pairs all hold one)."""
