@@ -67,10 +67,6 @@ def ablations() -> tuple[Ablation, ...]:
         Ablation("Chinese function pairs left out of queries", ((analysis, "FUNCTION_PAIRS_BY_IDF", False),)),
         Ablation("CJK seams kept in queries", ((tokenize, "seams", lambda runs, known, asked: set()),)),
         Ablation(
-            "no acronyms (of names, or of queries written out), no Chinese abbreviations",
-            ((tokenize, "ACRONYM_LETTERS", (0, -1)), (tokenize, "ABBREVIATION_CHARS", (0, -1))),
-        ),
-        Ablation(
             "no compounds (hyphenated words indexed written together, a query's adjacent words joined)",
             (
                 (tokenize, "compounds", lambda text, *, stem=False, folded=False: []),
@@ -95,10 +91,6 @@ def ablations() -> tuple[Ablation, ...]:
         Ablation(
             "dates not read as months (2026-10-14, 10月14日 and Oct 14 meet October only as written)",
             ((dates, "month_words", lambda text: []), (dates, "as_asked", lambda text: text)),
-        ),
-        Ablation(
-            "no Chinese short form asked as the names it shortens (工行: 工商银行)",
-            ((analysis, "_long_forms", lambda typed, terms, stats, vocabulary: {}),),
         ),
         Ablation(
             "equal field weights (title = permalink = tags = body)",
@@ -178,8 +170,6 @@ def _sets(
 def heldout_ablations() -> tuple[Ablation, ...]:
     """The rows run on the held-out sets: each special case of ranking the issue names (and the two
     it asked for), as shipped first and last (their two readings are the run-to-run spread)."""
-    from cairn import tokenize
-    from cairn.search import analysis
 
     rows = {row.label: row for row in ablations()}
     wanted = [
@@ -196,16 +186,6 @@ def heldout_ablations() -> tuple[Ablation, ...]:
     ]
     return (
         *(rows[label] for label in wanted),
-        Ablation(
-            "no acronyms (of names, or of queries written out)", ((tokenize, "ACRONYM_LETTERS", (0, -1)),)
-        ),
-        Ablation(
-            "no Chinese short forms (社会工作者: 社工 in names; 工行: 工商银行)",
-            (
-                (tokenize, "ABBREVIATION_CHARS", (0, -1)),
-                (analysis, "_long_forms", lambda typed, terms, stats, vocabulary: {}),
-            ),
-        ),
         Ablation("as shipped (again: the run-to-run spread)", ()),
     )
 

@@ -64,8 +64,9 @@ _BRACKETS = {")": "(", "）": "（"}
 @dataclass(frozen=True)
 class Query:
     """A query's terms with their weights; ``prefixes`` also match longer words. ``stands_for``:
-    acronyms among the terms, each with the terms it is written out as (a text holding the
-    acronym holds them all, and the acronym's own weight is not asked for beside them)."""
+    words written together among the terms (``wifi`` for ``wi fi``), each with the terms it is
+    written apart as (a text holding it holds them all, and its own weight is not asked for
+    beside them)."""
 
     terms: tuple[str, ...]
     weights: Mapping[str, float]
@@ -87,14 +88,6 @@ class Query:
         return {t: short for t in self.terms if (short := tokenize.stem_without_i(t))}
 
     @cached_property
-    def acronym_like(self) -> frozenset[str]:
-        """Terms that a text may hold only as an acronym of its words (``tokenize.acronyms``)."""
-        low, high = tokenize.ACRONYM_LETTERS
-        return frozenset(
-            t for t in self.terms if low <= len(t) <= high and t.isascii() and t.isalnum() and not t.isdigit()
-        )
-
-    @cached_property
     def compound_like(self) -> frozenset[str]:
         """Terms that a text may hold only hyphenated (``tokenize.compounds``): English words."""
         return frozenset(t for t in self.terms if t.isascii() and t[:1].isalpha())
@@ -111,13 +104,13 @@ class Query:
 
     @cached_property
     def asked_weight(self) -> float:
-        """The weight of what the query asks for: its terms, an acronym counted through its words."""
+        """The weight of what the query asks for: its terms, a joined word counted through its parts."""
         return sum(self.weights[t] for t in self.terms if t not in self.stands_for)
 
     def held_weight(self, found: set[str]) -> float:
         """The part of ``asked_weight`` that a text holding the terms ``found`` holds."""
-        for acronym in self.stands_for.keys() & found:
-            found = found | set(self.stands_for[acronym])
+        for joined in self.stands_for.keys() & found:
+            found = found | set(self.stands_for[joined])
         return sum(self.weights[t] for t in self.terms if t in found and t not in self.stands_for)
 
     @classmethod
@@ -196,15 +189,12 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counted | None]:
                 counts.update(named)
                 counted[i] = counts
 
-    # A name written out (``Student Loans Company``) holds the acronym asked for (``slc``), a
-    # plural acronym its singular (``vm`` in ``VMs``), a hyphenated word itself written together
-    # (``wifi`` in ``Wi-Fi``) and a date its month (``october`` in ``2026-10-14``), as the index
-    # holds them; one search of the whole note first spares most notes the look at each line.
-    # Acronyms, written out or plural, are made of capital letters, which folding changes: a note
-    # that folding leaves as it is (most Chinese notes) holds none, and is spared two scans.
+    # A plural acronym holds its singular (``vm`` in ``VMs``), a hyphenated word itself written
+    # together (``wifi`` in ``Wi-Fi``) and a date its month (``october`` in ``2026-10-14``), as the
+    # index holds them; one search of the whole note first spares most notes the look at each line.
+    # Plural acronyms are made of capital letters, which folding changes: a note that folding
+    # leaves as it is (most Chinese notes) holds none, and is spared the scan.
     capitals = whole != joined
-    if (wanted := query.acronym_like) and capitals and tokenize.may_hold_acronyms(joined):
-        add([a for a in tokenize.acronyms(text, stem=stem) if a in wanted] for text in texts)
     if (wanted := query.compound_like) and not wanted.isdisjoint(
         tokenize.compounds(whole, stem=stem, folded=True)
     ):
