@@ -1,6 +1,6 @@
-"""``python -m benchmarks [--only locomo|zh|en|zh-check|en-check|scale|peers|ablations|web] [--peers] [--large] [--n N] [--no-cairn]``
+"""``python -m benchmarks [--only locomo|zh|en|zh-check|en-check|heldout-zh[-dev|-held]|heldout-en[...]|scale|peers|ablations|web] [--peers] [--large] [--n N] [--no-cairn]``
 
-Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets (and their validation sets) and the scale benchmark, prints a
+Runs the LoCoMo retrieval benchmark, the Chinese and English memory sets (and their validation sets), the dev halves of the held-out sets and the scale benchmark, prints a
 Markdown report and writes it to ``benchmarks/results/report.md`` (a run of some parts only, to
 ``benchmarks/results/partial/``, unless ``--output`` says where). The basic-memory comparison
 (slow; needs Python >= 3.12) runs only when asked: ``--only peers`` or ``--peers``
@@ -22,15 +22,36 @@ from datetime import UTC, datetime
 
 import apsw
 
-from . import ablations, locomo, memory_sets, peers, scale, sync_bench, web_bench, yardstick
-from .common import REPO, RESULTS, MissingData
+from . import ablations, heldout, locomo, memory_sets, peers, scale, sync_bench, web_bench, yardstick
+from .common import REPO, RESULTS, MissingData, plain_summary
+
+# The held-out sets (``heldout.py``): all users as first run, the dev half worked on, the held-out
+# half for final reports only.
+HELDOUT = {
+    f"heldout-{language}{suffix}": (language, half)
+    for language in ("zh", "en")
+    for suffix, half in (("", "all"), ("-dev", "dev"), ("-held", "held-out"))
+}
+
+# Each special case switched off on one half of the held-out sets (the dev half while working).
+ABLATIONS_HELDOUT = {"ablations-heldout": "held-out", "ablations-dev": "dev"}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[2])
     ap.add_argument(
         "--only",
-        choices=("locomo", *memory_sets.SETS, "scale", "peers", "ablations", "web", "sync"),
+        choices=(
+            "locomo",
+            *memory_sets.SETS,
+            *HELDOUT,
+            "scale",
+            "peers",
+            "ablations",
+            *ABLATIONS_HELDOUT,
+            "web",
+            "sync",
+        ),
         action="append",
         help="run only these (repeatable)",
     )
@@ -50,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     # Commands are timed as installed, byte code compiled: an editable install run with
     # PYTHONDONTWRITEBYTECODE would compile every changed module again in every command.
     compileall.compile_dir(REPO / "src" / "cairn", quiet=1)
-    parts = args.only or ["locomo", *memory_sets.SETS, "scale"]
+    parts = args.only or ["locomo", *memory_sets.SETS, "heldout-zh-dev", "heldout-en-dev", "scale"]
     if args.peers and "peers" not in parts:
         parts.append("peers")
     n = args.n or (100_000 if args.large else 10_000)
@@ -66,10 +87,14 @@ def main(argv: list[str] | None = None) -> int:
                 text = locomo.run(with_cairn=not args.no_cairn)
             elif part in memory_sets.SETS:
                 text = memory_sets.run(part, with_cairn=not args.no_cairn)
+            elif part in HELDOUT:
+                text = heldout.run(*HELDOUT[part])
             elif part == "peers":
                 text = peers.run(args.peer_notes)
             elif part == "ablations":
                 text = ablations.run()
+            elif part in ABLATIONS_HELDOUT:
+                text = ablations.run_heldout(ABLATIONS_HELDOUT[part])
             elif part == "web":
                 text = web_bench.run(n)
             elif part == "sync":  # its own file too, results/sync.md
@@ -85,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
             text = f"## {part}\n\nFailed:\n\n```\n{traceback.format_exc()}```\n"
         print(text, flush=True)
         sections += [text, f"_{part}: {time.perf_counter() - t0:.0f} s_", ""]
+    if summary := plain_summary():
+        print(summary, flush=True)
+        sections.append(summary)
     header = [
         "# Cairn benchmarks",
         "",

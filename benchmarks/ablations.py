@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import feedback, locomo, memory_sets
+from . import feedback, heldout, locomo, memory_sets
 from .common import md_table
 
 
@@ -37,13 +37,10 @@ NEIGHBOUR_SHARE = 0.3  # the share of its best neighbour's score that every line
 
 def _blend_with_neighbours(ranking: Any) -> Callable[..., list[float]]:
     """``ranking.blend`` as it was: each line also took ``NEIGHBOUR_SHARE`` of its best
-    neighbour's own score, and the line after a question the larger of that and its answer share.
-    Labels weighed a line's own words only then, so ``labelled`` is not read."""
+    neighbour's own score, and the line after a question the larger of that and its answer share."""
     blend = ranking.blend
 
-    def blended(
-        lines: Sequence[str], line_scores: Sequence[float], note_share: float, labelled: Sequence[bool] = ()
-    ) -> list[float]:
+    def blended(lines: Sequence[str], line_scores: Sequence[float], note_share: float) -> list[float]:
         with_answers = blend(lines, line_scores, 0.0)  # each line's own score and answer share
         out = []
         for i, (own, answered) in enumerate(zip(line_scores, with_answers, strict=True)):
@@ -59,21 +56,16 @@ def _blend_with_neighbours(ranking: Any) -> Callable[..., list[float]]:
 def ablations() -> tuple[Ablation, ...]:
     """The rows, Cairn as shipped first (imported here: the baselines run without Cairn)."""
     from cairn import dates, english, ranking, tokenize
-    from cairn.search import analysis, candidates, linked
+    from cairn.search import analysis, candidates, linked, run
 
     return (
         Ablation("as shipped", ()),
-        Ablation("no English stemming (Snowball)", ((tokenize, "STEM_ENGLISH", False),)),
-        Ablation("English stopwords kept in queries", ((tokenize, "_STOPWORDS", frozenset()),)),
         Ablation(
-            "Chinese particles, question and function words kept in queries",
-            ((tokenize, "_CJK_FUNCTION_CHARS", frozenset()), (tokenize, "_CJK_FUNCTION_PAIRS", frozenset())),
+            "a question that asks two things searched whole (no parts)",
+            ((run, "question_parts", lambda query: [query]),),
         ),
+        Ablation("Chinese function pairs left out of queries", ((analysis, "FUNCTION_PAIRS_BY_IDF", False),)),
         Ablation("CJK seams kept in queries", ((tokenize, "seams", lambda runs, known, asked: set()),)),
-        Ablation(
-            "no acronyms (of names, or of queries written out), no Chinese abbreviations",
-            ((tokenize, "ACRONYM_LETTERS", (0, -1)), (tokenize, "ABBREVIATION_CHARS", (0, -1))),
-        ),
         Ablation(
             "no compounds (hyphenated words indexed written together, a query's adjacent words joined)",
             (
@@ -101,11 +93,8 @@ def ablations() -> tuple[Ablation, ...]:
             ((dates, "month_words", lambda text: []), (dates, "as_asked", lambda text: text)),
         ),
         Ablation(
-            "no Chinese short form asked as the names it shortens (工行: 工商银行)",
-            ((analysis, "_long_forms", lambda typed, terms, stats, vocabulary: {}),),
-        ),
-        Ablation(
-            "equal field weights (title = permalink = tags = body)", ((candidates, "_WEIGHTS", "1, 1, 1, 1, 1"),)
+            "equal field weights (title = permalink = tags = body)",
+            ((candidates, "_WEIGHTS", "1, 1, 1, 1, 1"),),
         ),
         Ablation(
             "no link share (relation expansion: a linked note gains only where the query names the link's type)",
@@ -115,15 +104,6 @@ def ablations() -> tuple[Ablation, ...]:
         Ablation(
             "lines: no answer share (the line after a question takes none of its score)",
             ((ranking, "ANSWER_SHARE", 0.0),),
-        ),
-        Ablation(
-            "lines: no weight for a category naming a query word",
-            ((ranking, "LABEL_SHARE", 0.0), (ranking, "LABEL_CONTEXT_SHARE", 0.0)),
-        ),
-        Ablation(
-            "lines: such a category weighs the line's own words only, not its note's and question's"
-            " shares (shipped until 2 December)",
-            ((ranking, "LABEL_CONTEXT_SHARE", 0.0),),
         ),
         Ablation("lines: no coordination (plain BM25 per line)", ((ranking, "COORDINATION", 0.0),)),
         Ablation(
@@ -187,11 +167,66 @@ def _sets(
     return cells
 
 
-def run(workdir: Path | None = None) -> str:
+def heldout_ablations() -> tuple[Ablation, ...]:
+    """The rows run on the held-out sets: each special case of ranking the issue names (and the two
+    it asked for), as shipped first and last (their two readings are the run-to-run spread)."""
+
+    rows = {row.label: row for row in ablations()}
+    wanted = [
+        "as shipped",
+        "a question that asks two things searched whole (no parts)",
+        "Chinese function pairs left out of queries",
+        "CJK seams kept in queries",
+        "lines: no share of the note's score (session context)",
+        "lines: no answer share (the line after a question takes none of its score)",
+        "lines: no coordination (plain BM25 per line)",
+        "lines: coordination over the line alone, not with the lines beside it",
+        "lines: vault-wide IDF only",
+        "lines: BM25's usual k1 1.2 / b 0.75",
+    ]
+    return (
+        *(rows[label] for label in wanted),
+        Ablation("as shipped (again: the run-to-run spread)", ()),
+    )
+
+
+def run_heldout(half: str = "held-out", workdir: Path | None = None) -> str:
+    """Each row of ``heldout_ablations`` on one half of both held-out sets: R@5 / MRR / top hit
+    above the relevance bar, per language, layout and granularity."""
+    users = {language: heldout.load(language, half) for language in ("zh", "en")}
+    keys = [
+        (lang, layout, gran) for lang in users for layout in heldout.LAYOUTS for gran in heldout.GRANULARITIES
+    ]
+    rows = []
+    for ablation in heldout_ablations():
+        with applied(ablation), tempfile.TemporaryDirectory(prefix="cairn-ablation-", dir=workdir) as tmp:
+            scores = {lang: heldout.cairn_scores(users[lang], Path(tmp) / lang) for lang in users}
+        cells = []
+        for lang, layout, gran in keys:
+            per = scores[lang][layout, gran].per_question.values()
+            cells.append(" / ".join(f"{sum(p[i] for p in per) / len(per):.3f}" for i in (0, 2, 4)))
+        rows.append([ablation.label, *cells])
+        print(f"[ablations] {half}: {ablation.label}", flush=True)
+    questions = {lang: sum(len(u.questions) for u in users[lang]) for lang in users}
+    return "\n".join(
+        [
+            f"## Ablations on the held-out sets ({half} half: {', '.join(f'{lang} {len(users[lang])} users, {questions[lang]} questions' for lang in users)})",
+            "",
+            "R@5 / MRR of the evidence messages / share of questions whose top hit is above the relevance bar; a vault per user and layout (day: a note per day, a line per "
+            "message; message: a note per message), line and note hits.",
+            "",
+            md_table(["row", *(f"{lang} {gran} ({layout})" for lang, layout, gran in keys)], rows),
+            "",
+        ]
+    )
+
+
+def run(workdir: Path | None = None, rows: tuple[Ablation, ...] | None = None) -> str:
+    """LoCoMo and every memory set for each row of ``ablations`` (or of ``rows``)."""
     convs = locomo.load()
     sets = {key: memory_sets.load(spec.path) for key, spec in memory_sets.SETS.items()}
     locomo_rows, set_rows = [], []
-    for ablation in ablations():
+    for ablation in rows or ablations():
         with applied(ablation), tempfile.TemporaryDirectory(prefix="cairn-ablation-", dir=workdir) as tmp:
             locomo_rows.append([ablation.label, *_locomo(convs, Path(tmp))])
             set_rows.append([ablation.label, *_sets(sets, Path(tmp))])

@@ -71,6 +71,43 @@ def tokenize(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
+# (part, granularity, figure, Cairn, plain bigram BM25) of every part run so far: the report's
+# closing summary (``plain_summary``) says where Cairn falls below the plain baseline.
+PLAIN_BAR: list[tuple[str, str, str, float, float]] = []
+
+
+def plain_bar(part: str, granularity: str, figure: str, cairn: float, plain: float) -> None:
+    PLAIN_BAR.append((part, granularity, figure, cairn, plain))
+
+
+def plain_summary() -> str:
+    """Every figure beside plain bigram BM25 from the same run, and the ones below it."""
+    if not PLAIN_BAR:
+        return ""
+    rows = [
+        [part, gran, fig, cairn, plain, f"{cairn - plain:+.3f}"]
+        for part, gran, fig, cairn, plain in PLAIN_BAR
+    ]
+    below = [
+        f"{part} ({gran}, {fig} {cairn:.3f} < {plain:.3f})"
+        for part, gran, fig, cairn, plain in PLAIN_BAR
+        if cairn < plain
+    ]
+    return "\n".join(
+        [
+            "## Cairn beside plain bigram BM25",
+            "",
+            "Each part's headline figure for Cairn and for FTS5 bm25() over the same notes or lines split into CJK "
+            "character bigrams and words (no stemming, no stop words), from this run.",
+            "",
+            md_table(["part", "granularity", "figure", "Cairn", "plain bigram BM25", "difference"], rows),
+            "",
+            "Below the plain baseline: " + ("; ".join(below) if below else "none") + ".",
+            "",
+        ]
+    )
+
+
 def recall_at(retrieved: Sequence[Iterable[str]], gold: set[str], k: int) -> float:
     """Share of ``gold`` ids that the first ``k`` results point to (a result may point to several)."""
     if not gold:

@@ -57,7 +57,9 @@ def _answers(mem: Any, label: str, query: str, *, snapshot: bool = True, **filte
             result: Any = plain(hits)
         except Exception as exc:  # an error is an answer too, and must not change
             hits, result = [], f"{type(exc).__name__}: {exc}"
-        out.append({"set": label, "q": query, "call": f"search/{granularity}", "filters": filters, "result": result})
+        out.append(
+            {"set": label, "q": query, "call": f"search/{granularity}", "filters": filters, "result": result}
+        )
         if granularity == "note" and hits:
             try:
                 context = plain(mem.context(f"memory://{hits[0].permalink}", depth=2))
@@ -179,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("dump", help="write every answer to a JSON-lines file")
     d.add_argument("out", type=Path)
-    d.add_argument("--only", action="append", choices=sorted(PARTS), help="a part to run (repeat); all by default")
+    d.add_argument(
+        "--only", action="append", choices=sorted(PARTS), help="a part to run (repeat); all by default"
+    )
     c = sub.add_parser("compare", help="say where two dumps differ; exit 1 if they do")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .baselines import BM25Baseline, FTS5Baseline
-from .common import a_minute_apart, locomo_path, md_table, mean, recall_at
+from .baselines import BM25Baseline, FTS5Baseline, PlainBigrams
+from .common import a_minute_apart, locomo_path, md_table, mean, plain_bar, recall_at
 
 KS = (5, 10, 25, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -136,10 +136,19 @@ def baseline_factory(kind: str) -> RetrieverFactory:
     def build(conv: Conversation) -> Retriever:
         turns = conv.turns
         docs = [t.document() for t in turns]
-        index = BM25Baseline(docs) if kind == "bm25" else FTS5Baseline(docs, kind)
+        index = {"bm25": BM25Baseline, "plain": PlainBigrams}.get(kind, lambda d: FTS5Baseline(d, kind))(docs)
         return lambda q: [[turns[i].dia_id] for i in index.search(q, max(KS))]
 
     return build
+
+
+def plain_sessions(conv: Conversation) -> Retriever:
+    """Plain bigram BM25 with one document per session (its date, then its turns): a hit points
+    to every turn of its session, as a Cairn note hit does."""
+    docs = [s.date + "\n" + "\n".join(t.document() for t in s.turns) for s in conv.sessions]
+    index = PlainBigrams(docs)
+    ids = [[t.dia_id for t in s.turns] for s in conv.sessions]
+    return lambda q: [ids[i] for i in index.search(q, max(KS))]
 
 
 # -- Cairn ------------------------------------------------------------------------------------
@@ -170,7 +179,11 @@ def observation(turn: Turn, with_date: bool = False) -> str:
 _DIA = re.compile(r"D\d+:\d+")
 
 
-def cairn_factory(workdir: Path, stats: dict[str, float], with_date: bool = False) -> RetrieverFactory:
+def cairn_factory(
+    workdir: Path, stats: dict[str, float], with_date: bool = False, granularity: str = "line"
+) -> RetrieverFactory:
+    """Cairn over one vault per conversation; a note hit (``granularity="note"``) points to every
+    turn of its session."""
     from cairn import Memory  # imported late: baselines run without a working Memory
 
     def build(conv: Conversation) -> Retriever:
@@ -200,7 +213,13 @@ def cairn_factory(workdir: Path, stats: dict[str, float], with_date: bool = Fals
                 f"{conv.sample_id}: {len(line_ids)} observation lines read back, {expected} written"
             )
 
+        in_note: dict[str, list[str]] = {}
+        for (path, _), dia in sorted(line_ids.items()):
+            in_note.setdefault(path, []).append(dia)
+
         def retrieve(q: str) -> list[list[str]]:
+            if granularity == "note":
+                return [in_note.get(h.path, []) for h in mem.search(q, limit=max(KS))]
             hits = mem.search(q, granularity="line", limit=max(KS))
             out = []
             for h in hits:
@@ -347,6 +366,7 @@ def run(with_cairn: bool = True, workdir: Path | None = None) -> str:
             "documents carry it."
         )
     for kind, label in (
+        ("plain", "plain bigram BM25"),
         ("bm25", "rank_bm25 BM25Okapi"),
         ("unicode61", "FTS5 unicode61"),
         ("porter unicode61", "FTS5 porter unicode61"),
@@ -358,7 +378,30 @@ def run(with_cairn: bool = True, workdir: Path | None = None) -> str:
         "minus a short stopword list, the same tokens for BM25Okapi and for the FTS5 OR query (quoted terms, "
         "ranked by bm25())."
     )
+    if with_cairn and scores[0].name.startswith("Cairn"):
+        plain_bar(
+            "locomo", "line", "R@5", scores[0].overall[5], _named(scores, "plain bigram BM25").overall[5]
+        )
+        with tempfile.TemporaryDirectory(prefix="cairn-locomo-", dir=workdir) as tmp:
+            by_note = [
+                evaluate("Cairn (note granularity)", convs, cairn_factory(Path(tmp), {}, granularity="note")),
+                evaluate("plain bigram BM25 (one session per document)", convs, plain_sessions),
+            ]
+        plain_bar("locomo", "note", "R@5", by_note[0].overall[5], by_note[1].overall[5])
+        notes.append(
+            "Note hits (a session; it counts for every turn in it), R@5 / R@10: "
+            + ", ".join(f"{s.name} {s.overall[5]:.3f} / {s.overall[10]:.3f}" for s in by_note)
+            + "."
+        )
+    notes.append(
+        "plain bigram BM25: FTS5 bm25() over the same documents pre-split into CJK character bigrams and "
+        "lower-cased words, no stemming and no stop words; the query is the OR of its own bigrams and words."
+    )
     return report(scores, convs, notes)
+
+
+def _named(scores: Sequence[Scores], name: str) -> Scores:
+    return next(s for s in scores if s.name == name)
 
 
 if __name__ == "__main__":

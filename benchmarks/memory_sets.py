@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .baselines import FTS5Baseline
-from .common import a_minute_apart, md_table, mean, recall_at, reciprocal_rank
+from .baselines import FTS5Baseline, PlainBigrams
+from .common import a_minute_apart, md_table, mean, plain_bar, recall_at, reciprocal_rank
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -163,6 +163,11 @@ SETS = {
 }
 K = 5
 LIMIT = 10
+PLAIN = "plain bigram BM25"
+PLAIN_NOTE = (
+    "FTS5 bm25() over text pre-split into CJK character bigrams and lower-cased words (no stemming, "
+    "no stop words), OR of the query's own bigrams and words"
+)
 
 
 @dataclass(frozen=True)
@@ -213,8 +218,19 @@ def load(path: Path) -> tuple[list[SetNote], list[SetQuery]]:
 Searcher = Callable[[SetQuery], list[list[str]]]
 
 
-def baseline_searcher(notes: Sequence[SetNote], tokenize_spec: str) -> Searcher:
-    index = FTS5Baseline([n.document() for n in notes], tokenize_spec)
+def baseline_searcher(
+    notes: Sequence[SetNote], tokenize_spec: str | None, *, lines: bool = False
+) -> Searcher:
+    """FTS5 with ``tokenize_spec``, or ``PlainBigrams`` for None; over whole notes, or with
+    ``lines`` over each observation and relation of each note, the lines a Cairn line hit can be
+    (a hit then names the note its line is in)."""
+    docs = [
+        (i, text)
+        for i, n in enumerate(notes)
+        for text in ([*n.observations, *n.relations] if lines else [n.document()])
+    ]
+    texts = [text for _, text in docs]
+    index = PlainBigrams(texts) if tokenize_spec is None else FTS5Baseline(texts, tokenize_spec)
 
     def search(q: SetQuery) -> list[list[str]]:
         allowed = [
@@ -225,13 +241,15 @@ def baseline_searcher(notes: Sequence[SetNote], tokenize_spec: str) -> Searcher:
         if not q.q.strip():  # a filter-only query lists the filtered notes
             return [[notes[i].title] for i in allowed[:LIMIT]]
         ok = set(allowed)
-        ranked = [i for i in index.search(q.q, len(notes)) if i in ok]
+        ranked = [docs[d][0] for d in index.search(q.q, len(docs)) if docs[d][0] in ok]
         return [[notes[i].title] for i in ranked[:LIMIT]]
 
     return search
 
 
-def cairn_searcher(notes: Sequence[SetNote], workdir: Path) -> Searcher:
+def cairn_searcher(notes: Sequence[SetNote], workdir: Path, *, lines: bool = False) -> Searcher:
+    """Cairn over the notes written to a vault in ``workdir``; with ``lines``, line hits (each
+    names its note)."""
     from cairn import Memory
 
     mem = Memory.open(workdir / "vault", home=workdir / "home")
@@ -248,6 +266,10 @@ def cairn_searcher(notes: Sequence[SetNote], workdir: Path) -> Searcher:
             )
 
     def search(q: SetQuery) -> list[list[str]]:
+        if lines and q.q.strip():
+            return [
+                [h.title] for h in mem.search(q.q, tags=q.tags, type=q.type, limit=LIMIT, granularity="line")
+            ]
         hits = mem.search(q.q, tags=q.tags, type=q.type, limit=LIMIT)
         search.coverage[q.q] = [h.coverage for h in hits]  # type: ignore[attr-defined]
         return [[h.title, *(r.target for r in h.related)] for h in hits]
@@ -378,21 +400,39 @@ def run(key: str = "zh", with_cairn: bool = True, workdir: Path | None = None) -
     spec = SETS[key]
     notes, queries = load(spec.path)
     scores, extra = [], []
+    line_scores = []
     if with_cairn:
         with tempfile.TemporaryDirectory(prefix=f"cairn-{key}-", dir=workdir) as tmp:
             try:
                 searcher = cairn_searcher(notes, Path(tmp))
                 scores.append(evaluate("Cairn", queries, searcher))
                 extra += coverage_lines(queries, searcher.coverage)  # type: ignore[attr-defined]
+                line_scores.append(
+                    evaluate("Cairn", queries, cairn_searcher(notes, Path(tmp) / "lines", lines=True))
+                )
             except Exception as exc:
                 extra.append(f"Cairn: not measured ({type(exc).__name__}: {exc}).")
                 print(f"{key}: Cairn failed: {exc!r}", file=sys.stderr)
+    scores.append(evaluate(PLAIN, queries, baseline_searcher(notes, None)))
+    line_scores.append(evaluate(PLAIN, queries, baseline_searcher(notes, None, lines=True)))
     for tokenizer in spec.baselines.tokenizers:
         scores.append(evaluate(f"FTS5 {tokenizer}", queries, baseline_searcher(notes, tokenizer)))
+    if with_cairn and len(line_scores) == 2:
+        plain_bar(key, "note", f"R@{K}", scores[0].overall[0], scores[1].overall[0])
+        plain_bar(key, "line", f"R@{K}", line_scores[0].overall[0], line_scores[1].overall[0])
+    extra += [
+        "",
+        f"Line hits (each hit is one line; it counts for the note it is in). R@{K} / MRR over answerable "
+        "queries, the plain baseline over one document per observation or relation line (titles and tags are no lines):",
+        "",
+        md_table(["retriever", f"R@{K}", "MRR"], [[s.name, s.overall[0], s.overall[1]] for s in line_scores]),
+        "",
+    ]
     extra.append(
         "Baselines: one note = one document (title, tags, observation and relation lines); query = OR of the "
         "query's `\\w+` runs, quoted; filters applied by restricting candidates; a filter-only query lists them. "
         + spec.baselines.note
+        + f" {PLAIN}: `{PLAIN_NOTE}`."
     )
     return report(spec.heading, scores, notes, queries, extra)
 

@@ -61,7 +61,9 @@ def test_run_against_the_scripted_model(memory: Memory, vault: Path, monkeypatch
     assert (
         heads[1]["status"] == "ok" and heads[1]["model"] == "scripted-1" and heads[0]["trigger"] == "manual"
     )
-    assert "test-key-123" not in "".join(p.read_text(encoding="utf-8") for p in vault.rglob("*") if p.is_file())
+    assert "test-key-123" not in "".join(
+        p.read_text(encoding="utf-8") for p in vault.rglob("*") if p.is_file()
+    )
 
 
 def test_run_refuses_while_off_and_without_a_model(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:

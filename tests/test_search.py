@@ -468,26 +468,6 @@ def test_line_granularity_returns_each_matching_line(filled: Memory) -> None:
 
 
 @pytest.mark.parametrize(
-    ("lines", "query", "labelled"),
-    [
-        (["[Bob] Alice, pottery sounds fun", "[Alice] pottery keeps me calm"], "alice pottery", 2),
-        (["[李娜] 张伟，陶艺好玩", "[张伟] 陶艺让我平静"], "张伟 陶艺", 2),
-        # Both lines name both people: the one labelled with the name asked leads, whichever it is.
-        (["[Bob] Alice, pottery is so calm", "[Alice] Bob, pottery is so calm"], "alice pottery", 2),
-        (["[Alice] Bob, pottery is so calm", "[Bob] Alice, pottery is so calm"], "bob pottery", 2),
-    ],
-)
-def test_a_line_whose_category_names_what_was_asked_leads(
-    filled: Memory, lines: list[str], query: str, labelled: int
-) -> None:
-    # The same words on both lines; on the one labelled with a word asked, it is about that.
-    note = filled.write("Chat", observations=lines)
-    top = filled.search(query, granularity="line", limit=1)[0]
-    observations = filled.read(note.permalink).observations
-    assert top.line == observations[labelled - 1].line
-
-
-@pytest.mark.parametrize(
     ("lines", "query", "order"),
     [
         (
@@ -540,18 +520,6 @@ def test_the_answer_share_goes_to_the_next_line_unless_it_is_a_heading() -> None
     assert ranking.blend(["- [Bob] chess", question], [0.0, 2.0], 0.0)[0] == 0.0  # not its answer
     # A line that asks nothing shares nothing: its neighbour's snippet shows it anyway.
     assert ranking.blend(["- [Bob] I play chess", "- [Bob] daily"], [2.0, 0.0], 0.0)[1] == 0.0
-
-
-def test_a_labelled_line_takes_more_of_what_its_note_and_question_give() -> None:
-    # Two replies the note lifts alike: the one labelled with a word asked (Maria's, for a
-    # question about Maria) leads, by its share of the note's score and of the question's too.
-    lines = ["- [John] How was the retreat?", "- [Maria] calm", "- [John] loud"]
-    alike = ranking.blend(lines, [0.0, 0.0, 0.0], 1.0, [False, True, False])
-    assert alike[1] > alike[2] == ranking.NOTE_SHARE
-    answered = ranking.blend(lines, [2.0, 0.0, 0.0], 1.0, [False, True, False])
-    unlabelled = ranking.blend(lines, [2.0, 0.0, 0.0], 1.0)
-    assert answered[1] > unlabelled[1] == 2.0 * ranking.ANSWER_SHARE + ranking.NOTE_SHARE
-    assert answered[0] == unlabelled[0] and answered[2] == unlabelled[2]
 
 
 def test_a_question_is_a_line_that_ends_in_a_question_mark() -> None:
@@ -768,111 +736,6 @@ def test_ranking_the_matches_in_two_halves_gives_what_one_query_gives(
     monkeypatch.setattr(candidates, "_CORES", 2)
     assert answers() == whole
     assert memory._index._second is not None  # the halves were ranked on two connections
-
-
-def test_an_acronym_finds_the_name_written_out_and_the_name_finds_the_acronym(filled: Memory) -> None:
-    loan = filled.write(
-        "Student loan",
-        observations=[
-            "[balance] 48,310 pounds on the April statement",
-            "[account] run by the Student Loans Company",
-        ],
-    )
-    visa = filled.write("Partner's visa", observations=["[status] ILR application sent in July"])
-    filled.write("Loans to friends", observations=["[who] lent a company bike to a student"])
-
-    hits = filled.search("SLC")
-    assert titles(hits) == ["Student loan"] and hits[0].coverage == 1.0  # not the same words unnamed
-    line = filled.search("SLC", granularity="line")[0]
-    assert (line.permalink, line.snippet.splitlines()[1]) == (
-        loan.permalink,
-        "- [account] run by the Student Loans Company",
-    )
-
-    # "of the" inside a name: the acronym leaves both out, as people write it.
-    power = filled.write(
-        "LPA for Mum", observations=["[registered] with the Office of the Public Guardian in March"]
-    )
-    assert best(filled, "OPG") == (power.title, 1.0)
-
-    hits = filled.search("indefinite leave to remain")
-    assert hits[0].permalink == visa.permalink
-    assert hits[0].coverage == 1.0  # the acronym stands for every word of the query
-
-    # A name at either end of a longer query: the acronym stands for the name's words only.
-    vat = filled.write(
-        "Decision: register for VAT from July", observations=["[why] turnover passed the threshold"]
-    )
-    filled.write(
-        "Tax return 2025", observations=["[status] filed; tax paid in full", "[value] added a pension"]
-    )
-    found = {h.title: h.coverage for h in filled.search("register for value added tax")}
-    assert found[vat.title] == 1.0 and (found["Tax return 2025"] or 0) < 1.0
-    hits = {h.title: h.coverage for h in filled.search("value added tax refund")}
-    assert 0 < (hits[vat.title] or 0) < 1.0
-
-
-def test_a_chinese_name_written_out_finds_its_abbreviation_once_a_title_or_tag_names_it(
-    filled: Memory,
-) -> None:
-    # In running text alone the pair may be the seam between two words (老师客户: 师客): not asked for.
-    mentioned = filled.write("书法班", observations=["[who] 学员里有退休教师，也有来上课的社工"])
-    assert mentioned.permalink not in {h.permalink for h in filled.search("社会工作者")}
-
-    social = filled.write("梁小燕（长者中心社工）", observations=["[role] 负责独居老人探访"])
-    tagged = filled.write("探访排班", tags=["社工"], observations=["[plan] 每周二、周四上午"])
-    hits = filled.search("社会工作者")
-    assert hits[0].permalink == social.permalink
-    # 社工 is a name here now, so it stands for the whole query wherever it is written.
-    full = {social.permalink, tagged.permalink, mentioned.permalink}
-    assert {h.permalink for h in hits if h.coverage == 1.0} == full
-    apart = filled.search("社会 工作者")  # two runs: not one name, so no 社工
-    assert social.permalink not in {h.permalink for h in apart}
-    # A name may be one word of the query: 社会保险 beside 员工 is still 社保, and stands for itself only.
-    insured = filled.write("决定：给员工交社保", observations=["[amount] 单位每月交 1,100 元"])
-    filled.write("员工守则", observations=["[rule] 上班前洗手，保持后厨卫生"])
-    assert best(filled, "员工 社会保险") == (insured.title, 1.0)
-    hits = filled.search("社会保险 报销")
-    assert hits[0].permalink == insured.permalink and hits[0].coverage is not None and hits[0].coverage < 1.0
-
-
-def test_a_chinese_short_form_finds_the_name_a_title_or_tag_writes_out(filled: Memory) -> None:
-    filled.write("工商银行 东风路支行", observations=["[account] 工资卡在这里开的"])
-    filled.write("体育中考备考", observations=["[score] 成绩出来了，满分 70 分"])
-    filled.write("2025年度汇算", tags=["个人所得税"], observations=["[refund] 退税 1,260 元"])
-    filled.write("招商银行信用卡", observations=["[bill] 每月八号出账单"])
-    for query, title in (
-        ("工行", "工商银行 东风路支行"),
-        ("体考成绩", "体育中考备考"),
-        ("个税 退税", "2025年度汇算"),
-    ):
-        assert best(filled, query) == (title, 1.0), query
-    # Written in a sentence, an unknown pair is two words meeting: 每个 is not 每月...号.
-    budget = filled.write("家庭月度预算", observations=["[parents] 给妈妈的生活费每月 2000 元"])
-    filled.write("社区义诊（每月第二个周六）", observations=["[where] 街道卫生服务中心"])
-    assert filled.search("每个月给妈妈多少生活费", limit=1)[0].permalink == budget.permalink
-    assert filled.search("每号", limit=1) == []  # 每月八号 is written in no title or tag
-    for name in ("工业银行", "工农银行", "工程银行"):  # four names 工行 may shorten: none of them
-        filled.write(name, observations=["[note] 开户"])
-    assert filled.search("工行", limit=1) == []
-
-
-def test_a_long_chinese_short_form_finds_the_name_it_shortens(filled: Memory) -> None:
-    school = filled.write("西北工业大学附属中学 招生", observations=["[date] 6 月 20 日开放日"])
-    filled.write("工业园区通勤", observations=["[route] 地铁 2 号线，大学城站换乘"])
-    # Five characters, none of whose pairs a note holds: one word, not words meeting.
-    assert best(filled, "西工大附中") == (school.title, 1.0)
-    assert filled.search("西工大附中开放日", limit=1)[0].permalink == school.permalink
-    assert filled.search("北师大二附中") == []  # a name no title writes out
-
-
-def test_an_acronym_of_a_name_on_a_sensitive_line_stays_private(memory: Memory) -> None:
-    memory.write(
-        "Checkups", observations=["[clinic] yearly at the Royal Marsden Hospital #sensitive", "[note] in May"]
-    )
-    assert memory.search("RMH") == []
-    assert titles(memory.search("RMH", include_sensitive=True)) == ["Checkups"]
-    assert "Checkups" not in [i.title for i in memory.snapshot("RMH").items]
 
 
 def test_aliases_in_front_matter_are_searched_like_the_title(memory: Memory) -> None:

@@ -8,22 +8,17 @@ from hypothesis import strategies as st
 from cairn import tokenize
 from cairn.tokenize import (
     acronym_singulars,
-    acronyms,
     cjk_pairs,
     compounds,
     fold,
     index_text,
     is_cjk,
     letter_digit_parts,
-    long_forms,
-    query_abbreviations,
-    query_acronyms,
     query_compounds,
     query_terms,
     seams,
     stem,
     tokens,
-    unknown_stretches,
 )
 
 
@@ -309,34 +304,6 @@ def test_the_long_text_test_finds_every_traditional_character():
     assert foldable.search("数据" * 200 + "学费") is None
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("Managed by the Student Loans Company since 2019", ["slc"]),
-        # Connectors inside a name: written both ways (SAC, but LOI keeps its "on").
-        ("Special Area of Conservation", ["sac", "saoc"]),
-        ("Marine Ecology Progress Series, 2026", ["mep", "meps", "eps"]),
-        ("Research & Development Unit", ["rdu"]),
-        ("Registered with the Office of the Public Guardian", ["opg", "ootpg"]),  # two in a row
-        ("Alpha Beta and of the Gamma Delta", []),  # three in a row end a name
-        # Punctuation ends a name; two capitalised words give nothing (they start many sentences).
-        ("Hey Caroline! Thanks, Mel.", []),
-        ("Student Loans: Company", []),
-        ("of Student Loans and", []),
-        ("student loans company", []),
-        ("数据结构 Python FTS5", []),
-        ("", []),
-    ],
-)
-def test_acronyms_of_names_written_out(text, expected):
-    assert acronyms(text) == expected
-
-
-def test_acronyms_are_stemmed_as_the_query_for_them_is() -> None:
-    assert acronyms("Scottish Association Marine Science", stem=True) == ["sam", "ams"]
-    assert query_terms("SAMS", stem=True) == ["sam"] == [stem("sams")]
-
-
 def test_a_plural_acronym_is_also_its_singular_in_the_index_and_in_queries() -> None:
     text = "two PRs, the VMs, our KPIs and LLMs; APIs"
     # Snowball cuts the s of apis itself; of kpis, llms, and of every word of three letters, not.
@@ -345,69 +312,6 @@ def test_a_plural_acronym_is_also_its_singular_in_the_index_and_in_queries() -> 
     assert query_terms("KPIs for VMs", stem=True) == ["kpi", "vm"]
     # The case tells a plural acronym from a word, a version or a name run together.
     assert acronym_singulars("gas bus yes Yes K8s MP3s SAMS iOS x86s") == []
-
-
-@pytest.mark.parametrize(
-    ("query", "expected"),
-    [
-        ("indefinite leave to remain", ["ilr", "iltr"]),
-        ("loss on ignition", ["loi"]),  # without "on" it would be two letters: too short
-        ("foundation year 2", ["fy2"]),
-        ("Estuarine and Coastal Sciences Association", ["ecsa", "eacsa", "ecs", "eacs", "eac", "csa"]),
-        ("French course", []),
-        ("who did I go to Lisbon with", []),  # a question: its names would start or end with "to", "who"
-        ("家庭 医生 电话", []),
-        ("C++ build flags", []),
-    ],
-)
-def test_a_query_written_out_gives_the_acronym_it_could_stand_for(query, expected):
-    assert list(query_acronyms(query)) == expected
-
-
-def test_a_name_at_either_end_of_a_query_gives_its_acronym_with_its_words() -> None:
-    assert query_acronyms("register for value added tax")["vat"] == "value added tax"
-    assert query_acronyms("National Childcare Scheme subsidy")["ncs"] == "National Childcare Scheme"
-    found = query_acronyms("City of Dublin Education and Training Board hourly rate")
-    assert found["cdetb"] == "City of Dublin Education and Training Board"
-    # A name within a query neither starts nor ends with a stopword: no "fvat" for "for value added tax".
-    assert "fvat" not in query_acronyms("register for value added tax")
-    assert query_acronyms("What did Caroline research after the LGBTQ support group?") == {}
-    # Inside a query, "of" and "at" count only in a name written with capitals: no "cant" here.
-    assert list(query_acronyms("who is my contact at Northwind Telecom")) == ["cnt"]
-    assert query_acronyms("Bank of Ireland mortgage")["boi"] == "Bank of Ireland"
-
-
-@pytest.mark.parametrize(
-    ("query", "expected"),
-    [
-        ("社会工作者", ["社工", "社者"]),
-        ("三级甲等医院", ["三甲", "三医"]),
-        ("重大疾病保险", ["重疾", "重保"]),
-        # Characters inside a two-character word are not taken: no 泰证, which 华泰证券 holds.
-        ("泰国旅行签证", ["泰旅", "泰签"]),
-        ("室友的生日是哪天", ["室日"]),  # no 室的, 室哪: particles and question words start no word
-        ("高铁", []),  # too short to be written out
-        ("数据结构 先修课", ["数结"]),  # each word of the query may be a name
-        ("员工 社会保险", ["社保"]),
-        ("社工 hours", []),
-    ],
-)
-def test_a_chinese_name_written_out_gives_what_it_could_be_shortened_to(query, expected):
-    assert list(query_abbreviations(query)) == expected
-
-
-@given(
-    st.lists(
-        st.sampled_from(["Student", "Loans", "Company", "NHS", "of", "and", "&", ",", "bike", "数据", "\n"]),
-        max_size=14,
-    ).map(" ".join)
-)
-@example("Association of Nurse Educators")  # "aone", indexed as its stem "aon"
-def test_acronyms_are_index_tokens_that_a_query_for_them_asks_for(text):
-    found = acronyms(text)
-    assert all(a.isalnum() and a == a.lower() and len(a) >= 3 for a in found)
-    indexed = index_text(text, stem=True).split()
-    assert all(query_terms(a.upper(), stem=True) == [stem(a)] and stem(a) in indexed for a in found)
 
 
 @pytest.mark.parametrize(
@@ -556,33 +460,3 @@ def test_a_word_of_letters_and_digits_splits_into_the_words_it_is_made_of(word, 
 @pytest.mark.parametrize("word", ["python", "2026", "数据", "ab_12"])
 def test_a_word_of_letters_or_digits_alone_does_not_split(word):
     assert letter_digit_parts(word, stem=True) == []
-
-
-@pytest.mark.parametrize(
-    ("short", "names", "expected"),
-    [
-        ("工行", ["工商银行 东风路支行"], ["工商银行"]),
-        ("体考", ["体育中考备考"], ["体育中考"]),
-        ("北大", ["北京大学", "北大"], ["北京大"]),  # a pair never spans nothing between
-        ("个税", ["个人所得税"], ["个人所得税"]),
-        ("工行", ["工商銀行"], ["工商银行"]),  # folded, as tokens are
-        ("工行", ["工程师的银行卡", "工 行"], []),  # four characters between; not CJK between
-    ],
-)
-def test_a_chinese_short_form_finds_the_names_it_may_stand_for(short, names, expected):
-    assert long_forms(short, names) == expected
-
-
-@pytest.mark.parametrize(
-    ("run", "held", "expected"),
-    [
-        ("西工大附中", set(), ["西工", "工大", "大附", "附中"]),  # no pair known: a word of its own
-        ("西工大附中的学费", {"学费", "中的"}, ["西工", "工大", "大附", "附中"]),
-        ("陕师大毕业", {"毕业"}, ["陕师", "师大", "大毕"]),
-        ("高铁喜欢坐", {"高铁", "喜欢"}, []),  # 铁喜, 欢坐: words meeting, one pair each
-        ("我想去北大", {"我想", "想去"}, []),  # two pairs in a row are not enough
-    ],
-)
-def test_a_stretch_of_pairs_no_note_holds_is_an_unknown_word(run, held, expected):
-    (pairs,) = cjk_pairs(run)
-    assert unknown_stretches(pairs, held.__contains__, 3) == expected

@@ -6,7 +6,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import context, ranking
+from . import context
 from .errors import (
     InvalidInput,
 )
@@ -19,10 +19,7 @@ from .models import (
     NoteSummary,
 )
 from .rows import summary
-from .search import analysis, candidates, current, hits, lines, linked
-from .search.analysis import prefix_terms
-from .search.candidates import Seen
-from .search.vocabulary import IndexVocabulary
+from .search import run
 from .vault import (
     bare_permalink,
     parse_moment,
@@ -138,27 +135,7 @@ class ReadMethods:
         )
         with self._lock:
             self._sync()
-            terms, stats, stands_for = analysis.analyse(query, IndexVocabulary(self._index))
-            if query.strip() and not terms:
-                return []  # only punctuation or symbols: nothing a keyword can match
-            ranker = ranking.Query.build(terms, stats.notes, stats.docs, prefix_terms(terms), stands_for)
-            if granularity == "line" and terms:
-                return lines.line_hits(self._index, terms, stats, ranker, filters, limit)
-            links = None
-            if not terms:
-                ranked = [(row, 0.0) for row in self._index.list(filters, limit)]
-            else:
-                seen: dict[int, Seen] = {}
-                pool = max(limit, linked.RANKED_AT_LEAST)
-                ranked = candidates.search_notes(self._index, terms, filters, pool, stats, seen)
-                ranked, links = linked.with_linked(self._index, ranked, seen, filters, pool, ranker)
-                ranked = ranked[:limit]
-            details = hits.read_details(self._index, [row for row, _ in ranked], filters, links=links)
-            found = [
-                hits.hit(self._index, row, score, filters, ranker=ranker, details=details)
-                for row, score in ranked
-            ]
-            return current.current_first(self._index, found, filters, ranker)[:limit]
+            return run.search(self._index, query, filters, limit, granularity)
 
     @_mends_index
     def context(

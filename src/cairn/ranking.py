@@ -11,10 +11,7 @@ repeated on every line of one note says little about which of its lines answers.
 is then scaled by the share of the query's weight it holds with the lines beside it
 (``COORDINATION``, ``COORDINATION_REACH``): one line that says two of the things asked beats one
 that says a single thing twice, and a reply that names one thing asked, right after the line
-that names the other, holds both as the reader sees them. An observation whose category
-names a query term (``- [Melanie] ...`` for a question about Melanie) is a line labelled as about
-what was asked: its own words weigh more (``LABEL_SHARE``), as a title match weighs more in a
-note, and so does all it takes from its note and its question (``LABEL_CONTEXT_SHARE``). The
+that names the other, holds both as the reader sees them. The
 line after a question (``asks``) takes all of the question's score as well as its own
 (``ANSWER_SHARE``): it is most likely the answer, and answers seldom repeat the words asked.
 Other lines take nothing of their neighbours' scores: a neighbour's words already count toward
@@ -34,7 +31,6 @@ from functools import cached_property
 from typing import NamedTuple
 
 from . import tokenize
-from .observation_line import category_of
 
 # Lines are short and similar in length: term frequency saturates early and length matters less
 # than in whole documents. (benchmarks/results/ablations.md, row "lines: BM25's usual k1 1.2 / b 0.75")
@@ -55,16 +51,6 @@ COORDINATION_REACH = 1
 # of the query (its title, date, tags). (benchmarks/results/ablations.md, row "lines: no share of
 # the note's score (session context)")
 NOTE_SHARE = 0.7
-# A line's own score grows by this share when its category names a query term. BM25F-style
-# field weights cannot do it: a name on every other line has too small an IDF for its tf to count.
-# (benchmarks/results/ablations.md, row "lines: no weight for a category naming a query word")
-LABEL_SHARE = 0.5
-# A labelled line's whole score, its shares of its note and its question too, grows by this share:
-# of a note's lines that the note's score lifts alike, the ones labelled as about what was asked
-# lead (in a talk about Maria's yoga, Maria's lines before John's). Kept small: questions that
-# name the wrong speaker on purpose lose by it. (benchmarks/results/ablations.md, row "lines: such
-# a category weighs the line's own words only, not its note's and question's shares (shipped until 2 December)")
-LABEL_CONTEXT_SHARE = 0.2
 # The share of a question's own score that the line after it takes. A reply says "mostly chess"
 # to "which games do you play?": read together, the two are one answer. (benchmarks/results/
 # ablations.md, row "lines: no answer share (the line after a question takes none of its score)")
@@ -78,15 +64,14 @@ _BRACKETS = {")": "(", "）": "（"}
 @dataclass(frozen=True)
 class Query:
     """A query's terms with their weights; ``prefixes`` also match longer words. ``stands_for``:
-    acronyms among the terms, each with the terms it is written out as (a text holding the
-    acronym holds them all, and the acronym's own weight is not asked for beside them)."""
+    words written together among the terms (``wifi`` for ``wi fi``), each with the terms it is
+    written apart as (a text holding it holds them all, and its own weight is not asked for
+    beside them)."""
 
     terms: tuple[str, ...]
     weights: Mapping[str, float]
     prefixes: frozenset[str]
     stands_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # Whether each observation category seen so far names a term: a vault reuses a few categories.
-    _names_a_term: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def probes(self) -> tuple[str, ...]:
@@ -97,26 +82,10 @@ class Query:
         trimmed = (t[:-1] if t.isascii() and len(t) > 3 else t for t in self.terms)
         return tuple(dict.fromkeys([*trimmed, *(f for t in self.terms for f in tokenize.written_forms(t))]))
 
-    def names_a_term(self, category: str) -> bool:
-        """Whether an observation's category (folded) holds one of the terms."""
-        named = self._names_a_term.get(category)
-        if named is None:
-            words = tokenize.tokens(category, stem=tokenize.STEM_ENGLISH, folded=True)
-            named = self._names_a_term[category] = not set(self.terms).isdisjoint(words)
-        return named
-
     @cached_property
     def shorter(self) -> dict[str, str]:
         """Terms that also count as a shorter stem (``tokenize.stem_without_i``)."""
         return {t: short for t in self.terms if (short := tokenize.stem_without_i(t))}
-
-    @cached_property
-    def acronym_like(self) -> frozenset[str]:
-        """Terms that a text may hold only as an acronym of its words (``tokenize.acronyms``)."""
-        low, high = tokenize.ACRONYM_LETTERS
-        return frozenset(
-            t for t in self.terms if low <= len(t) <= high and t.isascii() and t.isalnum() and not t.isdigit()
-        )
 
     @cached_property
     def compound_like(self) -> frozenset[str]:
@@ -135,13 +104,13 @@ class Query:
 
     @cached_property
     def asked_weight(self) -> float:
-        """The weight of what the query asks for: its terms, an acronym counted through its words."""
+        """The weight of what the query asks for: its terms, a joined word counted through its parts."""
         return sum(self.weights[t] for t in self.terms if t not in self.stands_for)
 
     def held_weight(self, found: set[str]) -> float:
         """The part of ``asked_weight`` that a text holding the terms ``found`` holds."""
-        for acronym in self.stands_for.keys() & found:
-            found = found | set(self.stands_for[acronym])
+        for joined in self.stands_for.keys() & found:
+            found = found | set(self.stands_for[joined])
         return sum(self.weights[t] for t in self.terms if t in found and t not in self.stands_for)
 
     @classmethod
@@ -158,11 +127,10 @@ class Query:
 
 class Counted(NamedTuple):
     """What ranking needs of a text that may hold a query term (``term_counts``): how often it
-    holds each term it holds, how many tokens it has, and whether its category names a term."""
+    holds each term it holds, and how many tokens it has."""
 
     tf: dict[str, int]
     length: int
-    labelled: bool
 
 
 def for_lines(query: Query, counted: Iterable[Sequence[Counted | None]]) -> Query:
@@ -221,15 +189,12 @@ def term_counts(texts: Sequence[str], query: Query) -> list[Counted | None]:
                 counts.update(named)
                 counted[i] = counts
 
-    # A name written out (``Student Loans Company``) holds the acronym asked for (``slc``), a
-    # plural acronym its singular (``vm`` in ``VMs``), a hyphenated word itself written together
-    # (``wifi`` in ``Wi-Fi``) and a date its month (``october`` in ``2026-10-14``), as the index
-    # holds them; one search of the whole note first spares most notes the look at each line.
-    # Acronyms, written out or plural, are made of capital letters, which folding changes: a note
-    # that folding leaves as it is (most Chinese notes) holds none, and is spared two scans.
+    # A plural acronym holds its singular (``vm`` in ``VMs``), a hyphenated word itself written
+    # together (``wifi`` in ``Wi-Fi``) and a date its month (``october`` in ``2026-10-14``), as the
+    # index holds them; one search of the whole note first spares most notes the look at each line.
+    # Plural acronyms are made of capital letters, which folding changes: a note that folding
+    # leaves as it is (most Chinese notes) holds none, and is spared the scan.
     capitals = whole != joined
-    if (wanted := query.acronym_like) and capitals and tokenize.may_hold_acronyms(joined):
-        add([a for a in tokenize.acronyms(text, stem=stem) if a in wanted] for text in texts)
     if (wanted := query.compound_like) and not wanted.isdisjoint(
         tokenize.compounds(whole, stem=stem, folded=True)
     ):
@@ -277,8 +242,7 @@ def _counted(counts: Counter[str], query: Query, folded: str) -> Counted:
             n = counts.get(query.shorter[term], 0)
         if n:
             tf[term] = n
-    labelled = bool(tf and (category := category_of(folded)) and query.names_a_term(category))
-    return Counted(tf, sum(counts.values()), labelled)
+    return Counted(tf, sum(counts.values()))
 
 
 def line_bm25(
@@ -305,8 +269,6 @@ def line_bm25(
             for term in query.terms:  # in query order: a sum's last bit depends on it
                 if tf := counts.tf.get(term, 0):
                     score += query.weights[term] * tf * (K1 + 1) / (tf + norm)
-            if counts.labelled:
-                score *= 1 + LABEL_SHARE
         if score:
             held = query.held_weight(_terms_near(counted, i))
             score *= min(1.0, held / total_weight) ** COORDINATION
@@ -369,21 +331,15 @@ def asks(line: str) -> bool:
             end = start
 
 
-def blend(
-    lines: Sequence[str], line_scores: Sequence[float], note_share: float, labelled: Sequence[bool] = ()
-) -> list[float]:
+def blend(lines: Sequence[str], line_scores: Sequence[float], note_share: float) -> list[float]:
     """Each line's own score, plus a share of its note's; the line after a question takes
-    ``ANSWER_SHARE`` of the question's, unless it heads the next section. A line ``labelled`` as
-    about a term asked (``Counted.labelled``) takes ``LABEL_CONTEXT_SHARE`` more of all three."""
+    ``ANSWER_SHARE`` of the question's, unless it heads the next section."""
     blended = []
     for i, own in enumerate(line_scores):
         answer = 0.0
         if i and (before := line_scores[i - 1]) and asks(lines[i - 1]) and not is_heading(lines[i]):
             answer = ANSWER_SHARE * before
-        score = own + answer + NOTE_SHARE * note_share
-        if i < len(labelled) and labelled[i]:
-            score *= 1 + LABEL_CONTEXT_SHARE
-        blended.append(score)
+        blended.append(own + answer + NOTE_SHARE * note_share)
     return blended
 
 

@@ -13,8 +13,6 @@ Unicode letters and digits only (``token.isalnum()``), so ``unicode61`` keeps it
   query for ``数据结构`` (bigrams ``数据 据结 结构``) finds ``数据结构课`` with no dictionary.
   Every character of a run starts exactly one token, so a one-character query is a prefix
   query (``课*``); storing every unigram as well would make the index a third larger for them.
-- A name written out in capitalised words is indexed as its initials too (``acronyms``), and a
-  query written out asks for the acronym it could stand for (``query_acronyms``).
 - A plural acronym is indexed as its singular too (``VMs`` -> ``vm``, ``KPIs`` -> ``kpi``; the
   case tells it from a word such as ``gas``), and a query asks for the singular.
 - A hyphenated word is indexed written together too (``compounds``: ``Wi-Fi`` -> ``wifi``), and a
@@ -29,7 +27,7 @@ import itertools
 import operator
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator
 from functools import lru_cache
 
 import opencc
@@ -39,17 +37,15 @@ from . import dates, english
 
 __all__ = [
     "acronym_singulars",
-    "acronyms",
     "cjk_pairs",
     "compounds",
     "fold",
+    "function_pairs",
+    "has_content",
     "index_text",
     "is_cjk",
     "letter_digit_parts",
-    "long_forms",
-    "may_hold_acronyms",
     "months",
-    "query_acronyms",
     "query_compounds",
     "query_terms",
     "seams",
@@ -81,6 +77,7 @@ _CJK_STARTS = [first for first, _ in _CJK_RANGES]
 # index schema version names both.
 STEM_ENGLISH = True
 STEMMER = f"snowball-english/{Stemmer.version()}+{english.VERSION}" if STEM_ENGLISH else "none"
+STEMMER += "+no-initials"  # names are no longer indexed as their initials: an older index is rebuilt
 # Likewise the Traditional-to-Simplified table: another OpenCC release may fold differently.
 FOLDING = f"opencc-t2s/{opencc.__version__}"
 
@@ -118,24 +115,6 @@ _CJK_POINTING = [f"{which}{measure}" for which in "哪这那" for measure in _CJ
 _CJK_FUNCTION_PAIRS = frozenset(_CJK_QUESTION_TEXT.split() + _CJK_FUNCTION_TEXT.split() + _CJK_POINTING)
 
 
-# Acronyms: "Special Area of Conservation" is also SAC, "loss on ignition" also LOI. Written
-# forms drop or keep the short words inside (SAC, but LOI), so both are made.
-ACRONYM_LETTERS = (3, 6)  # shorter ones are mostly noise (two capitals start many sentences)
-_CONNECTORS = frozenset(
-    {"of", "and", "for", "the", "on", "in", "to", "at", "de", "du", "la", "von", "van", "&"}
-)
-CONNECTORS_IN_A_ROW = 2  # "of the", "de la"
-_SEGMENT_RE = re.compile(r"[^\w\s&'’-]+|\s-+\s|\n")  # punctuation ends a run of capitalised words
-_CAPITALISED = r"[A-Z][\w'’-]*"
-# Three capitalised words in a row (connectors between them allowed): the least a text needs to
-# give an acronym. One search of a whole note's text spares most notes the word-by-word walk.
-_NAME_RE = re.compile(
-    rf"{_CAPITALISED}(?:[ \t]+(?:(?:{'|'.join(map(re.escape, sorted(_CONNECTORS)))})[ \t]+)*{_CAPITALISED}){{2}}"
-)
-# Chinese names shortened (社会工作者: 社工), found from a query that writes them out.
-ABBREVIATION_CHARS = (4, 8)
-# ... and written out (工行: 工商银行), from a query that shortens them: characters left out.
-LEFT_OUT_CHARS = (1, 3)
 # English compounds are written apart, hyphenated or together (e-mail, email; TP-Link, TPLink).
 # Two or three parts, the first starting with a letter: a longer chain is a slug or an identifier,
 # and one that starts with a number is a date, a time or a range (2026-03-15, 10-12).
@@ -182,147 +161,6 @@ def _plural_acronyms(text: str) -> Iterator[re.Match[str]]:
             yield m
 
 
-def may_hold_acronyms(text: str) -> bool:
-    """False when ``acronyms`` of the text, or of any line of it, is sure to be empty."""
-    return _NAME_RE.search(text) is not None
-
-
-def acronyms(text: str, *, stem: bool = False) -> list[str]:
-    """The acronyms a text's names could be written as: ``Student Loans Company`` -> ``slc``.
-
-    A name is a run of capitalised words, with short connectors (``of``, ``and`` ...) inside it;
-    each stretch of 3 to 6 of its capitalised words gives its initials, with and without the
-    connectors' (``Special Area of Conservation``: ``sac`` and ``saoc``). Indexed beside the
-    text's own tokens, so that a query for the acronym finds the name written out.
-    """
-    if not may_hold_acronyms(text):
-        return []
-    found = [a for segment in _SEGMENT_RE.split(text) for name in _names(segment) for a in _stretches(name)]
-    return list(dict.fromkeys(_stem(a) for a in found) if stem else dict.fromkeys(found))
-
-
-def _names(segment: str) -> Iterator[list[tuple[str, bool]]]:
-    """The runs of capitalised words in ``segment`` (no punctuation inside), each as its words'
-    (initial, is a connector); connectors only between capitalised words, up to
-    ``CONNECTORS_IN_A_ROW`` of them (``Office of the Public Guardian``)."""
-    name: list[tuple[str, bool]] = []
-    for word in segment.split():
-        if word[:1].isascii() and word[:1].isupper():
-            name.append((word[0].lower(), False))
-        elif (
-            word.lower() in _CONNECTORS
-            and name
-            and not all(connector for _, connector in name[-CONNECTORS_IN_A_ROW:])
-        ):
-            name.append((word[0].lower() if word.isalpha() else "", True))  # "&" has no letter to give
-        else:
-            yield _without_trailing_connectors(name)
-            name = []
-    yield _without_trailing_connectors(name)
-
-
-def _without_trailing_connectors(name: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
-    while name and name[-1][1]:
-        name.pop()
-    return name
-
-
-def _stretches(name: list[tuple[str, bool]]) -> Iterator[str]:
-    """Initials of each stretch of ``ACRONYM_LETTERS`` capitalised words of a name, without and
-    with the connectors' letters inside it."""
-    low, high = ACRONYM_LETTERS
-    for start, (_, connector) in enumerate(name):
-        if connector:
-            continue
-        content = spelled = ""
-        for initial, connector in name[start:]:
-            spelled += initial
-            if connector:
-                continue
-            content += initial
-            if len(content) > high:
-                break
-            if len(content) >= low:
-                yield content
-                if spelled != content and len(spelled) <= high:
-                    yield spelled
-
-
-def query_acronyms(text: str, *, stem: bool = False) -> dict[str, str]:
-    """What a query could stand for as an acronym, each with the words it shortens:
-    ``indefinite leave to remain`` -> ``ilr`` (and ``iltr``). A name is 3 or more English words
-    or numbers (numbers whole too: ``foundation year 2`` -> ``fy2``), the whole query or words at
-    its start or end, that neither starts nor ends with a stopword (``register for value added
-    tax``: ``vat``, not ``fvat``). Longest names first."""
-    words = text.split()
-    low, high = ACRONYM_LETTERS
-    longest = min(len(words), 2 * high)  # a longer name has too many initials, even without its "of"s
-    made: dict[str, str] = {}
-    for n in range(longest, 2, -1):
-        for span in [words[:n], words[-n:]] if n < len(words) else [words]:
-            if not all(w.isascii() and w.isalnum() for w in span):
-                continue
-            if {span[0].lower(), span[-1].lower()} & _STOPWORDS:
-                continue
-            initials = [(w if w.isdigit() else w[0]).lower() for w in span]
-            content = "".join(i for i, w in zip(initials, span, strict=True) if w.lower() not in _STOPWORDS)
-            made_from = [content, "".join(initials)]
-            if n < len(words) and not all(w[0].isupper() for w in span if w.lower() not in _STOPWORDS):
-                made_from.pop()  # "contact at Northwind" is no "can't": keep "of" in names written as such
-            for acronym in made_from:
-                if low <= len(acronym) <= high and not acronym.isdigit():
-                    made.setdefault(_stem(acronym) if stem else acronym, " ".join(span))
-    return made
-
-
-def query_abbreviations(text: str) -> dict[str, str]:
-    """What a Chinese name written out could be shortened to, each with the name: its first
-    character with the first of a later word, taking words as two characters, as most are
-    (``社会工作者`` -> ``社工``, ``三级甲等医院`` -> ``三甲``, ``重大疾病保险`` -> ``重疾``, which also
-    finds ``重疾险``). A name is a run of ``ABBREVIATION_CHARS`` CJK characters, the query's
-    only one or one of its words (``员工 社会保险``: ``社保``).
-
-    Characters inside a two-character word are left out: ``泰国旅行签证`` would otherwise ask for
-    ``泰证``, which ``华泰证券`` holds. So are particles and question words (``室友的生日``: no ``室的``).
-    Search takes only those that a note's title or tags hold, where names and their short forms
-    are written: in running text such a pair is as often the seam between two words.
-    """
-    low, high = ABBREVIATION_CHARS
-    made: dict[str, str] = {}
-    for kind, run in _runs(text):
-        if kind != "cjk" or not low <= len(run) <= high:
-            continue
-        own = {run[i : i + 2] for i in range(len(run) - 1)}
-        for pair in (run[0] + c for c in run[2::2] if c not in _CJK_FUNCTION_CHARS):
-            if pair not in own:
-                made.setdefault(pair, run)
-    return made
-
-
-def unknown_stretches(pairs: Sequence[str], known: Callable[[str], bool], at_least: int) -> list[str]:
-    """The ``pairs`` of a run (``cjk_pairs``) that lie in a stretch of ``at_least`` or more pairs
-    in a row that the vault does not know (``known`` is False, as for ``seams``), in query order."""
-    found: list[str] = []
-    start = 0
-    for end in range(len(pairs) + 1):
-        if end == len(pairs) or known(pairs[end]):
-            if end - start >= at_least:
-                found += pairs[start:end]
-            start = end + 1
-    return found
-
-
-def long_forms(short: str, names: Iterable[str]) -> list[str]:
-    """The names, or runs of CJK characters in them, that a Chinese short form of two characters
-    may stand for: from its first character to its second, with ``LEFT_OUT_CHARS`` between
-    (``工行``: ``工商银行``; ``体考``: ``体育中考``; ``北大``: ``北京大学``), shortest first where
-    a name holds several. Folded, as tokens are made of them."""
-    low, high = LEFT_OUT_CHARS
-    first, second = map(re.escape, short)
-    spelled = re.compile(f"{first}[{_CJK_CHARS}]{{{low},{high}}}?{second}")
-    return list(dict.fromkeys(found.group() for name in names for found in spelled.finditer(fold(name))))
-
-
 def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
     """Split text into index tokens, in text order.
 
@@ -353,12 +191,11 @@ def tokens(text: str, *, stem: bool = False, folded: bool = False) -> list[str]:
 
 
 def index_text(text: str, *, stem: bool = False) -> str:
-    """Return ``tokens(text)``, the text's ``acronyms``, ``acronym_singulars``, ``compounds`` and
+    """Return ``tokens(text)``, the text's ``acronym_singulars``, ``compounds`` and
     ``months`` joined by single spaces, ready for an FTS5 column."""
     folded = fold(text)
     return " ".join(
         tokens(folded, stem=stem, folded=True)
-        + acronyms(text, stem=stem)
         + acronym_singulars(text, stem=stem)
         + compounds(folded, stem=stem, folded=True)
         + months(folded, stem=stem)
@@ -447,6 +284,31 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
         ``3月5日`` and ``2026-03-05`` ask for ``march`` and ``5``), as the index names it too, and
         a plural acronym as its singular (``VMs``: ``vm``, see ``acronym_singulars``).
     """
+    kept, stopped = _kept_and_stopped(text, stem)
+    return list(dict.fromkeys(kept or stopped))
+
+
+def function_pairs(text: str) -> list[str]:
+    """The CJK pairs ``query_terms`` leaves out of a query as particles, question or function
+    words, or pairs straddling them (``用的``, ``的电``, ``什么``), in order."""
+    return list(dict.fromkeys(t for t in _kept_and_stopped(text, False)[1] if len(t) == 2 and is_cjk(t)))
+
+
+def has_content(text: str) -> bool:
+    """Whether ``text`` holds a word that is not a stopword, or a CJK character that is neither a
+    particle nor part of a function word (``猫`` in ``我的猫怎么了``, whose pairs all hold one)."""
+    if _kept_and_stopped(text, False)[0]:
+        return True
+    for kind, run in _runs(text):
+        if kind == "cjk":
+            function_at = {i for i in range(len(run) - 1) if run[i : i + 2] in _CJK_FUNCTION_PAIRS}
+            for i, char in enumerate(run):
+                if char not in _CJK_FUNCTION_CHARS and not function_at.intersection((i - 1, i)):
+                    return True
+    return False
+
+
+def _kept_and_stopped(text: str, stem: bool) -> tuple[list[str], list[str]]:
     kept: list[str] = []
     stopped: list[str] = []
     for kind, run in _runs(dates.as_asked(fold(_singular_acronyms(text)))):
@@ -468,7 +330,7 @@ def query_terms(text: str, *, stem: bool = False) -> list[str]:
         else:
             term = _stem(run) if stem else run
             (stopped if run in _STOPWORDS else kept).append(term)
-    return list(dict.fromkeys(kept or stopped))
+    return kept, stopped
 
 
 def cjk_pairs(text: str) -> list[list[str]]:

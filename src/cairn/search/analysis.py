@@ -2,7 +2,7 @@
 
 A pure function of the text (``cairn.tokenize`` folds, stems, pairs CJK and reads dates, as it
 did for the index) plus a small ``Vocabulary`` handed in for what only the vault can say: how
-many notes hold a term, and which names a short form may stand for. It never calls the index.
+many notes hold a term. It never calls the index.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from typing import NamedTuple, Protocol
 
 from .. import tokenize
 
-# Chinese pairs of one query looked up as short forms of names (_long_forms): 西工大附中 has four.
-SHORT_FORMS = 4
-SHORT_FORM_RUN = 4  # ... each typed in a word of at most this many characters,
-UNKNOWN_WORD_PAIRS = 3  # ... or among at least this many pairs in a row that no note holds
-LONG_FORMS = 3  # names one short form may stand for; more, and it stands for none of them
+# A Chinese function pair (用的, 的电, 什么) that some note holds is asked for, at its IDF, beside
+# the query's content words; one that no note holds costs nothing. (benchmarks/results/
+# ablations.md, row "Chinese function pairs left out of queries")
+# English stopwords stay out: asked at their IDF, they lowered LoCoMo's R@5 from 0.728 to 0.708
+# and the English held-out sets' MRR (benchmarks/results/ablations.md).
+FUNCTION_PAIRS_BY_IDF = True
 MAX_QUERY_TERMS = 64  # a longer query (a pasted page) searches for its rarest terms the vault holds
 # A shorter English term is a whole word, not the start of one: as a prefix, ``car`` would find
 # ``card`` and ``career``, and ``wed`` (the stem of ``wedding``) ``wednesday``.
@@ -41,18 +42,10 @@ class Vocabulary(Protocol):
         """How many notes there are and how many hold each of ``terms``."""
         ...
 
-    def in_names(self, terms: Sequence[str]) -> list[str]:
-        """Those of ``terms`` that some note holds in its title or tags, in their order."""
-        ...
-
-    def names_near(self, first: str, second: str, within: int) -> list[str]:
-        """Titles and tags holding CJK characters ``first`` and ``second`` at most ``within`` apart."""
-        ...
-
 
 class Analysis(NamedTuple):
-    """A query's terms (the short forms and joined words it stands for last), how many notes
-    hold each, and the terms each short form or joined word stands for."""
+    """A query's terms (the joined words it stands for last), how many notes hold each, and the
+    terms each joined word stands for."""
 
     terms: list[str]
     stats: TermStats
@@ -61,32 +54,25 @@ class Analysis(NamedTuple):
 
 def analyse(query: str, vocabulary: Vocabulary) -> Analysis:
     """The query's terms, less the CJK seams between words (``tokenize.seams``), and how
-    many notes hold each; then the acronyms or Chinese abbreviations that the query or a name
-    in it could stand for, those a note holds (``tokenize.query_acronyms``;
-    ``query_abbreviations`` only in a title or tags), each standing for the name's terms, and
-    the query's words written together that a note holds
+    many notes hold each, with the Chinese function pairs some note holds
+    (``FUNCTION_PAIRS_BY_IDF``); then the query's words written together that a note holds
     (``tokenize.query_compounds``), with the terms they stand for. A word of letters and
-    digits that no note holds is asked as its parts (``tokenize.letter_digit_parts``), a
-    Chinese short form that no note holds as the names it shortens (``_long_forms``)."""
+    digits that no note holds is asked as its parts (``tokenize.letter_digit_parts``)."""
     terms = search_terms(query)
-    typed = tokenize.cjk_pairs(query)
-    runs = [pairs for pairs in typed if len(pairs) > 2]  # long enough for a seam
-    shortened = tokenize.query_acronyms(query, stem=tokenize.STEM_ENGLISH)
-    abbreviations = tokenize.query_abbreviations(query)
-    for pair in vocabulary.in_names(list(abbreviations)):
-        shortened.setdefault(pair, abbreviations[pair])
-    short_forms = {a: words for a, words in shortened.items() if a not in terms}
+    runs = [pairs for pairs in tokenize.cjk_pairs(query) if len(pairs) > 2]  # long enough for a seam
     joins: dict[str, tuple[str, ...]] = {}
     if len(terms) <= MAX_QUERY_TERMS:  # not for a pasted page: its rarest words carry it (below)
         compounds = tokenize.query_compounds(query, stem=tokenize.STEM_ENGLISH)
         joins = {joined: parts for joined, parts in compounds.items() if joined not in terms}
     splits = {t: s for t in terms if (s := tokenize.letter_digit_parts(t, stem=tokenize.STEM_ENGLISH))}
     pieces = [p for split in splits.values() for p in split]
-    asked = dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *short_forms, *joins, *pieces])
+    functional = (
+        [p for p in tokenize.function_pairs(query) if p not in terms] if FUNCTION_PAIRS_BY_IDF else []
+    )
+    asked = dict.fromkeys([*terms, *(p for pairs in runs for p in pairs), *joins, *pieces, *functional])
     stats = vocabulary.term_stats(list(asked))
     # A term no note holds is asked as what it may be written as instead.
     instead = {t: split for t, split in splits.items() if not stats.docs.get(t)}
-    instead |= _long_forms(typed, terms, stats, vocabulary)
     if runs:
         seams = tokenize.seams(runs, lambda pair: stats.docs.get(pair, 0) > 0 or pair in instead, terms)
         terms = [t for t in terms if t not in seams] or terms
@@ -95,6 +81,7 @@ def analyse(query: str, vocabulary: Vocabulary) -> Analysis:
         if unasked := [t for t in terms if t not in asked]:
             more = vocabulary.term_stats(unasked)
             stats = TermStats(stats.notes, {**stats.docs, **more.docs}, {**stats.public, **more.public})
+    terms += [p for p in functional if stats.docs.get(p, 0) > 0 and p not in terms]
     if len(terms) > MAX_QUERY_TERMS:
         # A pasted page: its rarest words that the vault holds carry the query (BM25 would
         # weigh the rest near zero), and a bounded query stays fast.
@@ -102,48 +89,10 @@ def analyse(query: str, vocabulary: Vocabulary) -> Analysis:
         kept = set(held[:MAX_QUERY_TERMS])
         terms = [t for t in terms if t in kept]
     stands_for: dict[str, tuple[str, ...]] = {}
-    for short, words in short_forms.items():
-        if stats.docs.get(short, 0) > 0:
-            written = (t for term in search_terms(words) for t in instead.get(term, [term]))
-            if kept_terms := tuple(dict.fromkeys(t for t in written if t in terms)):
-                stands_for[short] = kept_terms
     for joined, parts in joins.items():
         if stats.docs.get(joined, 0) > 0 and (kept_parts := tuple(p for p in parts if p in terms)):
-            stands_for.setdefault(joined, kept_parts)
+            stands_for[joined] = kept_parts
     return Analysis([*terms, *stands_for], stats, stands_for)
-
-
-def _long_forms(
-    typed: list[list[str]], terms: list[str], stats: TermStats, vocabulary: Vocabulary
-) -> dict[str, list[str]]:
-    """The Chinese pairs among ``terms`` that no note holds but that shorten names some notes'
-    titles or tags hold (``工行``: ``工商银行``, see ``tokenize.long_forms``), each with the
-    terms of those names, which search asks for in its place. Not a pair that could shorten
-    more than ``LONG_FORMS`` names.
-
-    Only a pair typed (``typed``: the query's pairs, run by run) in a word of up to
-    ``SHORT_FORM_RUN`` characters: in a sentence, a pair no note holds is mostly two words
-    meeting (``每个月``: ``每个``, not ``每月第二个``). Or one of a longer run's
-    ``UNKNOWN_WORD_PAIRS`` or more pairs in a row that no note holds: words the vault knows
-    break such a stretch at every pair they hold, so it is a word the vault does not know,
-    most often the short form of a long name (``西工大附中``: ``西北工业大学附属中学``)."""
-
-    def held(pair: str) -> bool:
-        return stats.docs.get(pair, 0) > 0
-
-    in_words: set[str] = set()
-    for pairs in typed:
-        if len(pairs) < SHORT_FORM_RUN:
-            in_words.update(pairs)
-        else:
-            in_words.update(tokenize.unknown_stretches(pairs, held, UNKNOWN_WORD_PAIRS))
-    unheld = [t for t in terms if t in in_words and not held(t)]
-    written: dict[str, list[str]] = {}
-    for pair in unheld[:SHORT_FORMS]:
-        names = vocabulary.names_near(pair[0], pair[1], tokenize.LEFT_OUT_CHARS[1])
-        if 0 < len(forms := tokenize.long_forms(pair, names)) <= LONG_FORMS:
-            written[pair] = [t for form in forms for t in tokenize.query_terms(form)]
-    return written
 
 
 def search_terms(query: str) -> list[str]:

@@ -70,11 +70,10 @@ def score_lines(candidates: Sequence[Candidate], ranker: ranking.Query) -> list[
     best_line = max((max(own, default=0.0) for own in own_scores), default=0.0) or 1.0
     best_note = max(score for _, score, *_ in candidates) or 1.0
     scored: list[ScoredLine] = []
-    for (row, note_score, lines, content, note_counted), note_texts, own in zip(
+    for (row, note_score, lines, content, _), note_texts, own in zip(
         candidates, texts, own_scores, strict=True
     ):
-        labelled = [bool(c and c.labelled) for c in note_counted]
-        blended = ranking.blend(note_texts, own, best_line * note_score / best_note, labelled)
+        blended = ranking.blend(note_texts, own, best_line * note_score / best_note)
         shown = ranking.near_a_match(own)
         if content and not any(shown):
             shown[0] = True

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from .. import tokenize
 from ..index import Index, _chunks, _marks
 from .analysis import TermStats
-
-NAMES_NEAR = 20  # notes read for the names a Chinese short form may stand for (names_near)
 
 
 class IndexVocabulary:
@@ -36,27 +33,3 @@ class IndexVocabulary:
                     "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (f'"{term}"*',)
                 ).fetchone()[0]
         return TermStats(notes, docs, public)
-
-    def in_names(self, terms: Sequence[str]) -> list[str]:
-        """Those of ``terms`` that some note holds in its title or tags, in their order."""
-        return [
-            term
-            for term in terms
-            if self.index.db.execute(
-                "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT 1", (f'{{title tags}} : "{term}"',)
-            ).fetchone()
-        ]
-
-    def names_near(self, first: str, second: str, within: int) -> list[str]:
-        """Titles and tags of notes that hold, in a title or tag, CJK characters ``first`` and
-        ``second`` at most ``within`` characters apart, in either order (each character starts
-        one token: ``tokenize.tokens``). At most ``NAMES_NEAR`` notes' worth."""
-        match = f'{{title tags}} : NEAR("{first}"* "{second}"*, {within})'
-        names: list[str] = []
-        for title, tags in self.index.db.execute(
-            "SELECT title, tags FROM notes WHERE id IN"
-            " (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)",
-            (match, NAMES_NEAR),
-        ):
-            names += [title or "", *json.loads(tags or "[]")]
-        return names
