@@ -33,47 +33,34 @@ USER_WORDS = {"expected": "--expected {}", "depth": "--depth {}"}
 IO_ERROR_CODE = "io_error"
 
 
-class Group(TyperGroup):
-    """Typer's group, with plain value conversion (see ``plain``) and one-line usage errors."""
+class _PlainAndOneLine:
+    """What the CLI's groups and commands add to Typer's: plain value conversion (see ``plain``),
+    usage errors in one line (and JSON on stdout under --json, as every other error is)."""
 
     def get_params(self, ctx: typer.Context) -> list[Any]:
-        params = super().get_params(ctx)
+        params = super().get_params(ctx)  # type: ignore[misc]
         use_plain_coercion(params)
         return params
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         try:
-            return super().parse_args(ctx, args)
+            return super().parse_args(ctx, args)  # type: ignore[misc]
         except _UsageError as err:
             _usage_exit(err, "--json" in args)
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            return super().invoke(ctx)  # type: ignore[misc]
         except _UsageError as err:  # an unknown command, or one the subcommand did not catch
             _usage_exit(err, bool(ctx.params.get("json_out")))
 
 
-class Command(TyperCommand):
-    """Typer's command, with plain value conversion and usage errors that are one line (and JSON
-    on stdout under --json, as every other error is)."""
+class Group(_PlainAndOneLine, TyperGroup):
+    """Typer's group, as the CLI's commands are."""
 
-    def get_params(self, ctx: typer.Context) -> list[Any]:
-        params = super().get_params(ctx)
-        use_plain_coercion(params)
-        return params
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except _UsageError as err:
-            _usage_exit(err, "--json" in args)
-
-    def invoke(self, ctx: typer.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except _UsageError as err:
-            _usage_exit(err, bool(ctx.params.get("json_out")))
+class Command(_PlainAndOneLine, TyperCommand):
+    """Typer's command, with plain value conversion and one-line usage errors."""
 
 
 def _usage_exit(err: Any, json_flag: bool) -> NoReturn:
