@@ -51,6 +51,8 @@ class Freshness:
         # confirms one is read for the changed files only: held for every file, it cost 37 ms
         # and 16 MB at 100k notes in every command.
         self.stamps: dict[str, tuple[int, int]] = {}
+        # Files whose names are not UTF-8: never indexed, so kept here for status and doctor.
+        self.unnamed: set[str] = set()
         self.needs_scan = True
         self.swept: dict[Path, float] = {}  # folder -> when its leftover temp files were removed
 
@@ -95,7 +97,8 @@ class Freshness:
         ``verify`` also hashes the files whose size and mtime match (an explicit refresh).
         """
         notices = None if full or verify or self.watcher is None else self.watcher.changes()
-        if notices is None or self.needs_scan:
+        whole = notices is None or self.needs_scan
+        if whole:
             self.needs_scan = False
             seen = scan_notes(self.vault)
             removed = sorted(self.stamps.keys() - seen.keys())
@@ -108,6 +111,10 @@ class Freshness:
         # A name that is not UTF-8 can be neither stored nor shown as it is: never indexed, such a
         # file is "changed" at every look, so checking only changed paths finds every one.
         unnamed = [path for path in changed if not utf8_name(path)]
+        if whole:  # every unnamed file was among the changed
+            self.unnamed = set(unnamed)
+        else:
+            self.unnamed = (self.unnamed - set(notices or ())) | set(unnamed)
         if unnamed:
             for path in unnamed:
                 del seen[path]

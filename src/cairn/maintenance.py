@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from . import trash
 from .freshness import unnamed_file
 from .models import Damaged, DoctorReport, RefreshReport
-from .vault import scan_notes, utf8_name
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -61,7 +60,7 @@ def status(mem: Memory) -> dict[str, Any]:
     from .sync import status_of
 
     remote = status_of(mem.vault, mem.home)
-    unnamed = [p for p in scan_notes(mem.vault) if not utf8_name(p) and mem._fresh.in_allowed_scope(p)]
+    unnamed = [p for p in mem._fresh.unnamed if mem._fresh.in_allowed_scope(p)]
     served = "inotify" if inotify_available() else "scan"
     now = "inotify" if mem._watcher is not None else "scan"
     if now == "inotify":
