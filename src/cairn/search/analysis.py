@@ -16,8 +16,8 @@ from .. import tokenize
 # A Chinese function pair (用的, 的电, 什么) that some note holds is asked for, at its IDF, beside
 # the query's content words; one that no note holds costs nothing. (benchmarks/results/
 # ablations.md, row "Chinese function pairs left out of queries")
-# English stopwords stay out: asked at their IDF, they lowered LoCoMo's R@5 from 0.728 to 0.708
-# and the English held-out sets' MRR (benchmarks/results/ablations.md).
+# English stopwords stay out: asked at their IDF they lowered LoCoMo and the English held-out
+# sets (benchmarks/results/ablations.md, row "English stopwords kept in queries").
 FUNCTION_PAIRS_BY_IDF = True
 MAX_QUERY_TERMS = 64  # a longer query (a pasted page) searches for its rarest terms the vault holds
 # A shorter English term is a whole word, not the start of one: as a prefix, ``car`` would find
