@@ -308,19 +308,27 @@ def _want_json(ctx: typer.Context, json_out: bool) -> bool:
 
 
 class ProgressBar:
-    """Indexing progress callback: shows a Rich bar once the vault turns out to be large."""
+    """A (done, total) progress callback: shows a Rich bar once the work turns out to be large
+    (``min_total`` items; a shorter run would only flicker). Also a context manager that closes it."""
 
-    def __init__(self, enabled: bool, label: str = "reindexing") -> None:
+    def __init__(self, enabled: bool, label: str = "reindexing", min_total: int | None = None) -> None:
         self.enabled = enabled
         self.label = label
+        self.min_total = PROGRESS_MIN_NOTES if min_total is None else min_total
         self.progress: Any = None
         self.task: Any = None
+
+    def __enter__(self) -> "ProgressBar":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
             return
         if self.progress is None:
-            if total < PROGRESS_MIN_NOTES:
+            if total < self.min_total:
                 self.enabled = False
                 return
             from rich.progress import Progress

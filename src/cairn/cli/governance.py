@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import CairnError, InvalidInput
-from .common import Command, Group, _emit, _emit_json, _fail, _memory, _want_json, app
+from ..errors import InvalidInput
+from .common import Command, Group, _emit, _emit_json, _memory, _want_json, app
 
 if TYPE_CHECKING:
     pass
@@ -53,10 +53,7 @@ def observe(
     """
     as_json = _want_json(ctx, json_out)
     with _memory(ctx, as_json) as mem:
-        try:
-            result = mem.observe(text, tags=tag or [], durable=durable, source=source or "cli")
-        except CairnError as err:
-            _fail(err, as_json)
+        result = mem.observe(text, tags=tag or [], durable=durable, source=source or "cli")
     if as_json:
         _emit_json({k: result[k] for k in ("id", "duplicate", "open", "capacity", "path")})
         return
@@ -68,10 +65,7 @@ def projection(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     """Print the scope's sections in order, cut at inject_char_cap (cairn.toml, default 6,000)."""
     as_json = _want_json(ctx, json_out)
     with _memory(ctx, as_json) as mem:
-        try:
-            result = mem.projection()
-        except CairnError as err:
-            _fail(err, as_json)
+        result = mem.projection()
     if as_json:
         _emit_json(result)
         return
@@ -86,10 +80,7 @@ def dream_status(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     """Show dream.json (switch, model, schedule, last run), the inbox count and the last log entries."""
     as_json = _want_json(ctx, json_out)
     with _memory(ctx, as_json) as mem:
-        try:
-            status = mem.dream_status()
-        except CairnError as err:
-            _fail(err, as_json)
+        status = mem.dream_status()
     if as_json:
         _emit_json(status)
         return
@@ -111,10 +102,7 @@ def dream_status(ctx: typer.Context, json_out: JsonOpt = False) -> None:
 
 def _switch(ctx: typer.Context, as_json: bool, **changes: Any) -> None:
     with _memory(ctx, as_json) as mem:
-        try:
-            config = mem.dream_switch(**changes)
-        except CairnError as err:
-            _fail(err, as_json)
+        config = mem.dream_switch(**changes)
     if as_json:
         _emit_json(config)
         return
@@ -161,10 +149,7 @@ def dream_load(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     """Print the scope's sections, entities and open observations, each with its rev (JSON)."""
     as_json = _want_json(ctx, json_out)
     with _memory(ctx, as_json) as mem:
-        try:
-            state = mem.dream_load()
-        except CairnError as err:
-            _fail(err, as_json)
+        state = mem.dream_load()
     _emit_json(state)  # meant for a program: JSON either way
 
 
@@ -200,11 +185,8 @@ def dream_apply(
     """
     as_json = _want_json(ctx, json_out)
     with _memory(ctx, as_json) as mem:
-        try:
-            decisions, summary = _read_decisions(file)
-            report = mem.dream_apply(decisions, summary, trigger="cli")
-        except CairnError as err:
-            _fail(err, as_json)
+        decisions, summary = _read_decisions(file)
+        report = mem.dream_apply(decisions, summary, trigger="cli")
     if as_json:
         _emit_json(report)
         return
@@ -219,10 +201,7 @@ def dream_run(ctx: typer.Context, json_out: JsonOpt = False) -> None:
     """Run one dream now with the model set by `cairn dream on` (an OpenAI-compatible endpoint)."""
     as_json = _want_json(ctx, json_out)
     with _memory(ctx, as_json) as mem:
-        try:
-            report = mem.dream_run(trigger="cli")
-        except CairnError as err:
-            _fail(err, as_json)
+        report = mem.dream_run(trigger="cli")
     if as_json:
         _emit_json(report)
         return

@@ -26,21 +26,27 @@ remote_app = typer.Typer(
 )
 app.add_typer(remote_app, name="remote")
 
+
 def paths(ctx: typer.Context) -> tuple[Path, Path]:
     """(home, vault folder) as ``Memory.open`` resolves them; a URL vault is its mirror."""
     from ..sync import remotes
 
     settings = cli._settings(ctx)
-    home = Path(settings.home or os.environ.get("CAIRN_HOME") or Path.home() / ".cairn").expanduser().resolve()
+    home = (
+        Path(settings.home or os.environ.get("CAIRN_HOME") or Path.home() / ".cairn").expanduser().resolve()
+    )
     given: Any = settings.vault or os.environ.get("CAIRN_VAULT")
     url = remotes.as_url(given)
     vault = remotes.mirror_folder(home, url) if url else Path(given or home / "vault")
     return home, vault.expanduser().resolve()
 
+
 @remote_app.command("set", cls=cli.Command)
 def remote_set(
     ctx: typer.Context,
-    url: Annotated[str, typer.Argument(metavar="URL", help="webdav(s)://, seafile(+http)://, s3://, file://")],
+    url: Annotated[
+        str, typer.Argument(metavar="URL", help="webdav(s)://, seafile(+http)://, s3://, file://")
+    ],
     user: Annotated[str | None, typer.Option("--user", metavar="USER", help="User name.")] = None,
     password_stdin: Annotated[
         bool, typer.Option("--password-stdin", help="Read the password from the first line of stdin.")
@@ -64,7 +70,9 @@ def remote_set(
         checked = remotes.check_url(url)
         secret = sys.stdin.readline().rstrip("\r\n") if (password_stdin or token_stdin) else None
         if (password_stdin or token_stdin) and not secret:
-            raise InvalidInput("stdin held no credential: pipe it in, e.g. printf %s \"$PASS\" | cairn remote set ...")
+            raise InvalidInput(
+                'stdin held no credential: pipe it in, e.g. printf %s "$PASS" | cairn remote set ...'
+            )
         home, vault = paths(ctx)
         old = remotes.load(home, vault) if remotes.config_path(home, vault).exists() else None
         keep = old if old is not None and old.url == checked else None
@@ -79,6 +87,7 @@ def remote_set(
         cli._emit_json({"vault": str(vault), "record": str(saved), **remote.masked()})
     else:
         cli._emit(f"remote of {vault}: {remotes.mask_url(checked)} (saved in {saved}); run cairn sync")
+
 
 @remote_app.command("show", cls=cli.Command)
 def remote_show(ctx: typer.Context, json_out: cli.JsonOpt = False) -> None:
@@ -100,6 +109,7 @@ def remote_show(ctx: typer.Context, json_out: cli.JsonOpt = False) -> None:
     else:
         cli._print_mapping(data)
 
+
 @remote_app.command("unset", cls=cli.Command)
 def remote_unset(ctx: typer.Context, json_out: cli.JsonOpt = False) -> None:
     """Forget the vault's remote and its credentials (the vault's files stay as they are)."""
@@ -114,6 +124,7 @@ def remote_unset(ctx: typer.Context, json_out: cli.JsonOpt = False) -> None:
     else:
         cli._emit(f"remote of {vault} removed" if removed else f"{vault} had no saved remote")
 
+
 @app.command("sync", cls=cli.Command)
 def sync(ctx: typer.Context, json_out: cli.JsonOpt = False) -> None:
     """Pull what changed on the remote, then push what changed here; merge where both did.
@@ -126,7 +137,10 @@ def sync(ctx: typer.Context, json_out: cli.JsonOpt = False) -> None:
     as_json = cli._want_json(ctx, json_out)
     token = sync_on_open.set(False)  # one run, reported whole
     try:
-        with cli._memory(ctx, as_json) as mem, _progress(not as_json and cli._is_terminal()) as progress:
+        with (
+            cli._memory(ctx, as_json) as mem,
+            cli.ProgressBar(not as_json and cli._is_terminal(), "syncing", PROGRESS_MIN_FILES) as progress,
+        ):
             try:
                 report = mem.sync(progress)
             except CairnError as err:
@@ -148,30 +162,3 @@ def sync(ctx: typer.Context, json_out: cli.JsonOpt = False) -> None:
         cli._emit(f"conflict: the remote's version is kept at {path}")
     for line in report.failed:
         cli._emit(f"not synced yet: {line}", err=True)
-
-
-class _progress:
-    """A Rich progress bar fed by ``Memory.sync``'s (done, total), shown for long runs only."""
-
-    def __init__(self, wanted: bool) -> None:
-        self.wanted = wanted
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> Any:
-        return self.update if self.wanted else None
-
-    def update(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if total < PROGRESS_MIN_FILES:
-                return
-            from rich.progress import Progress
-
-            self.bar = Progress(transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("syncing", total=total)
-        self.bar.update(self.task, completed=done, total=total)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
