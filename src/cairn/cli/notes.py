@@ -1,6 +1,5 @@
 """Commands on single notes: write, append, edit, read, list, delete, restore, trash."""
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -298,15 +297,13 @@ def _damaged_file(mem: "Memory", identifier: str) -> bytes | None:
     rel = bare_permalink(identifier).replace("\\", "/")
     if not rel.endswith(".md") or rel.startswith("/") or ".." in rel.split("/"):
         return None
-    path = mem.vault / rel
-    if mem.vault.resolve() not in path.resolve().parents:
-        return None
+    from ..errors import NotFound
+    from ..fileio import read_file
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        return read_file(mem.vault, rel)[0]
+    except (NotFound, OSError):
         return None
-    with open(fd, "rb") as file:
-        return file.read()
 
 
 @app.command(cls=Command)

@@ -9,7 +9,6 @@ re-reads each target right before writing it, so a file changed since the plan i
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import secrets
 from collections.abc import Callable, Container, Sequence
@@ -19,7 +18,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Conflict, InvalidInput
+from ..errors import Conflict, InvalidInput, NotFound
 from ..vault import atomic_write, content_hash, inside_vault, load_config, scope_folder
 
 if TYPE_CHECKING:
@@ -100,23 +99,17 @@ def read_bytes(vault: Path, rel: str) -> bytes | None:
     Raises:
         InvalidInput: the file is reached through a symbolic link, or is too big to be memory.
     """
-    path = vault / rel
-    if not inside_vault(vault, path):
-        raise InvalidInput(f"{rel} is reached through a symbolic link, which Cairn does not follow")
+    from ..fileio import Linked, read_file
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except (FileNotFoundError, NotADirectoryError):
+        data, _st = read_file(vault, rel, limit=MAX_FILE_BYTES + 1)
+    except Linked as exc:
+        raise InvalidInput(exc.message) from exc
+    except NotFound:
         return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise InvalidInput(f"{rel} is a symbolic link, which Cairn does not follow") from exc
-        if exc.errno == errno.EISDIR:
-            raise InvalidInput(f"{rel} is a folder, not a file") from exc
-        raise
-    with open(fd, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
-            raise InvalidInput(f"{rel} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        return handle.read()
+    if len(data) > MAX_FILE_BYTES:
+        raise InvalidInput(f"{rel} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    return data
 
 
 def current_rev(vault: Path, rel: str) -> str | None:

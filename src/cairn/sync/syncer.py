@@ -409,9 +409,12 @@ def local_changed(vault: Path, state: SyncState, path: str, stamp: tuple[int, in
 def read_local(vault: Path, path: str) -> tuple[bytes | None, tuple[int, int] | None]:
     """The local file's bytes and the (size, mtime) they were read at (None if it changed while
     read); (None, None) when there is no regular file there."""
+    from ..errors import NotFound
+    from ..fileio import open_file  # no link followed on the way to the file either
+
     try:
-        fd = os.open(vault / path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        fd = open_file(vault, path)
+    except (NotFound, OSError):
         return None, None
     with open(fd, "rb") as handle:
         before = os.fstat(handle.fileno())
